@@ -1,0 +1,110 @@
+"""Argument checks that fail early with a message naming the argument."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_int",
+    "check_float",
+    "check_losses",
+    "check_awake",
+    "check_simplex",
+    "check_in",
+]
+
+
+def check_int(value, name: str, *, minimum: int | None = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an ``int`` after checking its type and range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_float(
+    value,
+    name: str,
+    *,
+    positive: bool = False,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    allow_none: bool = False,
+):
+    """Return ``value`` as a finite ``float`` after checking its range."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if positive and value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_in(value, name: str, options) -> str:
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
+    return value
+
+
+def _xp(a):
+    from ._backend import get_namespace
+
+    return get_namespace(a)
+
+
+def check_losses(loss, shape, name: str = "loss", low: float = 0.0, high: float = 1.0):
+    """Check a loss array: shape ``shape``, finite, within ``[low, high]``."""
+    if not hasattr(loss, "shape"):
+        raise TypeError(f"{name} must be an array of shape {shape}, got {type(loss).__name__}")
+    if tuple(loss.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(loss.shape)}")
+    xp = _xp(loss)
+    if not bool(xp.all(xp.isfinite(loss))):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if bool(xp.any(loss < low)) or bool(xp.any(loss > high)):
+        raise ValueError(f"{name} must lie in [{low}, {high}]; got values in "
+                         f"[{float(xp.min(loss))}, {float(xp.max(loss))}]")
+    return loss
+
+
+def check_awake(awake, shape, name: str = "awake"):
+    """Check a sleeping-experts mask: boolean, shape ``shape``, >= 1 awake per row."""
+    if awake is None:
+        return None
+    if not hasattr(awake, "shape"):
+        raise TypeError(f"{name} must be a boolean array of shape {shape}, got {type(awake).__name__}")
+    if tuple(awake.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(awake.shape)}")
+    xp = _xp(awake)
+    if awake.dtype != xp.bool:
+        raise TypeError(f"{name} must have a boolean dtype, got {awake.dtype}")
+    if not bool(xp.all(xp.any(awake, axis=-1))):
+        raise ValueError(f"{name} has a row with no awake expert; at least one expert must be awake each round")
+    return awake
+
+
+def check_simplex(p, name: str = "p", atol: float = 1e-9, axis: int = -1):
+    """Check that ``p`` holds probability vectors along ``axis``."""
+    xp = _xp(p)
+    if not bool(xp.all(xp.isfinite(p))):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if bool(xp.any(p < -atol)):
+        raise ValueError(f"{name} has negative entries; expected probabilities on the simplex")
+    s = xp.sum(p, axis=axis)
+    if not bool(xp.all(xp.abs(s - 1.0) <= atol * max(1, p.shape[axis]))):
+        raise ValueError(f"{name} does not sum to 1 along axis {axis}; expected probabilities on the simplex")
+    return p

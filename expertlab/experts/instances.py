@@ -1,0 +1,273 @@
+"""Loss sequences for full-information experts, with exact answers where known.
+
+Every instance is an :class:`expertlab.sim.Instance`: losses are pure
+functions of ``(seed, replication, round, expert)`` through the counter-based
+generator, so they are never stored as an ``(n_reps, horizon, n_experts)``
+tensor and are identical on every backend.  All instances here are oblivious
+(the losses do not depend on the learner's actions).
+
+Expert ``i`` of round ``t`` uses draw ``j = i`` of the round's key; instances
+that need more draws per round use ``j >= n_experts``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba.extending import register_jitable
+
+from .._random import uniform
+from .._validation import check_float, check_int
+from ..sim._protocol import Instance
+
+__all__ = [
+    "fair_coins",
+    "anti_correlated",
+    "iid_uniform",
+    "iid_bernoulli",
+    "needle",
+    "piecewise_best",
+    "loss_matrix",
+    "sleeping",
+    "fair_coins_expected_regret",
+    "INSTANCES",
+]
+
+
+# --------------------------------------------------------------------------
+# scalar loss functions (register_jitable: NumPy arrays, Numba, CUDA)
+
+
+@register_jitable
+def _fair_coin_loss(data, key, t, i):
+    return (uniform(key, np.uint64(i)) < 0.5) * 1.0
+
+
+@register_jitable
+def _anti_loss(data, key, t, i):
+    b = (uniform(key, np.uint64(0)) < 0.5) * 1.0
+    return b + i * (1.0 - 2.0 * b)
+
+
+@register_jitable
+def _uniform_loss(data, key, t, i):
+    return uniform(key, np.uint64(i)) * 1.0
+
+
+@register_jitable
+def _bernoulli_loss(data, key, t, i):
+    return (uniform(key, np.uint64(i)) < data[0][i]) * 1.0
+
+
+@register_jitable
+def _piecewise_best(data, t):
+    period = data[1][0]
+    n = data[1][1]
+    return (t // period) % n
+
+
+@register_jitable
+def _piecewise_loss(data, key, t, i):
+    best = _piecewise_best(data, t)
+    mean = 0.5 - data[1][2] * (i == best)
+    return (uniform(key, np.uint64(i)) < mean) * 1.0
+
+
+@register_jitable
+def _matrix_loss(data, key, t, i):
+    return data[0][t, i]
+
+
+# --------------------------------------------------------------------------
+# exact answers
+
+
+def fair_coins_expected_regret(horizon: int, n_experts: int) -> float:
+    """Exact expected regret of any learner on independent fair coins.
+
+    Every learner's expected cumulative loss is ``T/2`` (each loss is a fair
+    coin independent of the past), so ``E[R_T] = T/2 - E[min_i B_i]`` with
+    ``B_i ~ Bin(T, 1/2)`` independent, and
+    ``E[min_i B_i] = sum_{k=1}^{T} P(B >= k)^N``.
+
+    Examples
+    --------
+    >>> round(fair_coins_expected_regret(1000, 10), 4)
+    24.3248
+    >>> round(fair_coins_expected_regret(100, 2), 4)
+    2.8174
+    """
+    from scipy.stats import binom
+
+    horizon = check_int(horizon, "horizon")
+    n_experts = check_int(n_experts, "n_experts")
+    k = np.arange(1, horizon + 1)
+    tail = binom.sf(k - 1, horizon, 0.5)  # P(B >= k)
+    return float(horizon / 2 - np.sum(tail ** n_experts))
+
+
+def _anti_expected_regret(horizon: int) -> float:
+    """``E|B - T/2|`` for ``B ~ Bin(T, 1/2)``: the exact expected regret of any learner."""
+    from scipy.stats import binom
+
+    horizon = check_int(horizon, "horizon")
+    k = np.arange(horizon + 1)
+    return float(np.sum(binom.pmf(k, horizon, 0.5) * np.abs(k - horizon / 2)))
+
+
+# --------------------------------------------------------------------------
+# factories
+
+
+def fair_coins(n_experts: int = 10) -> Instance:
+    """Independent fair-coin losses: ``l_{t,i} ~ Bernoulli(1/2)`` iid.
+
+    No learner can do better than another here, so the expected regret of
+    *every* learner equals :func:`fair_coins_expected_regret` exactly: the
+    instance checks the simulation engine, not the learner.
+    """
+    n = check_int(n_experts, "n_experts")
+    return Instance(
+        name="fair_coins",
+        n_experts=n,
+        loss=_fair_coin_loss,
+        data=(np.zeros(1),),
+        params={"n_experts": n},
+        exact_expected_regret=lambda horizon: fair_coins_expected_regret(horizon, n),
+    )
+
+
+def anti_correlated() -> Instance:
+    """Two experts with opposite fair-coin losses (Cover 1965).
+
+    ``l_{t,1} = b_t``, ``l_{t,2} = 1 - b_t`` with ``b_t`` a fair coin.  The exact
+    expected regret of any learner is ``E|B - T/2|``, ``B ~ Bin(T, 1/2)``,
+    which tends to ``sqrt(T / (2 pi))``.
+    """
+    return Instance(
+        name="anti_correlated",
+        n_experts=2,
+        loss=_anti_loss,
+        data=(np.zeros(1),),
+        params={},
+        exact_expected_regret=_anti_expected_regret,
+    )
+
+
+def iid_uniform(n_experts: int = 10) -> Instance:
+    """Losses iid uniform on [0, 1] for every expert and round."""
+    n = check_int(n_experts, "n_experts")
+    return Instance(name="iid_uniform", n_experts=n, loss=_uniform_loss, data=(np.zeros(1),),
+                    params={"n_experts": n})
+
+
+def iid_bernoulli(means) -> Instance:
+    """Losses ``l_{t,i} ~ Bernoulli(means[i])`` independent across experts and rounds."""
+    means = np.ascontiguousarray(means, dtype=np.float64)
+    if means.ndim != 1 or means.size < 1:
+        raise ValueError(f"means must be a non-empty 1-D array, got shape {means.shape}")
+    if not np.all(np.isfinite(means)) or np.any(means < 0) or np.any(means > 1):
+        raise ValueError("means must lie in [0, 1]")
+    return Instance(name="iid_bernoulli", n_experts=int(means.size), loss=_bernoulli_loss,
+                    data=(means,), params={"means": means.tolist()})
+
+
+def needle(n_experts: int = 10, gap: float = 0.1) -> Instance:
+    """One slightly better expert among fair coins.
+
+    Expert 0 has Bernoulli(1/2 - gap) losses, the others Bernoulli(1/2).
+    ``gap = 0.5`` gives a perfect expert (``L* = 0``), the easy case of AdaHedge.
+    """
+    n = check_int(n_experts, "n_experts")
+    gap = check_float(gap, "gap", minimum=0.0, maximum=0.5)
+    means = np.full(n, 0.5)
+    means[0] = 0.5 - gap
+    inst = iid_bernoulli(means)
+    return inst._replace(name="needle", params={"n_experts": n, "gap": gap})
+
+
+def piecewise_best(n_experts: int = 10, period: int = 1000, gap: float = 0.2) -> Instance:
+    """A best expert that switches every ``period`` rounds.
+
+    In round ``t`` expert ``b(t) = (t // period) mod n`` has Bernoulli(1/2 - gap)
+    losses and the others Bernoulli(1/2); ``b`` is the comparator sequence of
+    the tracking regret (``T / period - 1`` switches over ``T`` rounds).
+    """
+    n = check_int(n_experts, "n_experts")
+    period = check_int(period, "period")
+    gap = check_float(gap, "gap", minimum=0.0, maximum=0.5)
+    return Instance(
+        name="piecewise_best",
+        n_experts=n,
+        loss=_piecewise_loss,
+        data=(np.zeros(1), np.array([period, n, gap], dtype=np.float64)),
+        comparator=_piecewise_best,
+        params={"n_experts": n, "period": period, "gap": gap},
+    )
+
+
+def loss_matrix(losses) -> Instance:
+    """A fixed (adversarial) loss matrix of shape ``(horizon, n_experts)``.
+
+    Every replication sees the same losses; the horizon of a run may not
+    exceed ``losses.shape[0]``.
+    """
+    losses = np.ascontiguousarray(losses, dtype=np.float64)
+    if losses.ndim != 2 or losses.shape[0] < 1 or losses.shape[1] < 1:
+        raise ValueError(f"losses must be a non-empty 2-D array (horizon, n_experts), got shape {losses.shape}")
+    if not np.all(np.isfinite(losses)):
+        raise ValueError("losses contains NaN or infinite values")
+    if np.any(losses < 0) or np.any(losses > 1):
+        raise ValueError("losses must lie in [0, 1]")
+    return Instance(name="loss_matrix", n_experts=int(losses.shape[1]), loss=_matrix_loss,
+                    data=(losses,), params={"shape": list(losses.shape)}, )
+
+
+def sleeping(base: Instance, p_awake: float = 0.5) -> Instance:
+    """Make ``base`` a sleeping-experts instance.
+
+    Expert ``i`` is awake in round ``t`` with probability ``p_awake``
+    (independently, from draw ``n_experts + i`` of the round), and expert
+    ``t mod n_experts`` is always awake so that no round is empty.
+    Losses are those of ``base``.
+    """
+    if not isinstance(base, Instance):
+        raise TypeError(f"base must be an Instance, got {type(base).__name__}")
+    p_awake = check_float(p_awake, "p_awake", minimum=0.0, maximum=1.0)
+    n = base.n_experts
+    data = tuple(base.data) + (np.array([p_awake, n], dtype=np.float64),)
+    slot = len(base.data)
+    base_loss = base.loss
+
+    @register_jitable
+    def _loss(data, key, t, i):
+        return base_loss(data, key, t, i)
+
+    @register_jitable
+    def _awake(data, key, t, i):
+        prm = data[slot]
+        n_exp = int(prm[1])
+        return (uniform(key, np.uint64(n_exp + i)) < prm[0]) | (i == t % n_exp)
+
+    return Instance(
+        name=f"sleeping_{base.name}",
+        n_experts=n,
+        loss=_loss,
+        data=data,
+        awake=_awake,
+        comparator=base.comparator,
+        params={**base.params, "p_awake": p_awake},
+    )
+
+
+#: Registered instance factories, by name (used by the CLI).
+INSTANCES = {
+    "fair_coins": fair_coins,
+    "anti_correlated": anti_correlated,
+    "iid_uniform": iid_uniform,
+    "iid_bernoulli": iid_bernoulli,
+    "needle": needle,
+    "piecewise_best": piecewise_best,
+    "loss_matrix": loss_matrix,
+}
