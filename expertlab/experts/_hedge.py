@@ -165,8 +165,11 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
     >>> from expertlab import sim
     >>> from expertlab.experts import hedge, instances
     >>> res = sim.run(hedge(), instances.fair_coins(10), horizon=1000, n_reps=200, seed=1)
-    >>> res.regret.shape
-    (31, 200)
+    >>> res.regret.shape  # (checkpoints, replications)
+    (28, 200)
+    >>> exact = instances.fair_coins(10).exact_expected_regret(1000)
+    >>> bool(abs(res.mean()[-1] - exact) < 3 * res.stderr()[-1])
+    True
     """
     if eta is not None:
         eta = check_float(eta, "eta", positive=True)

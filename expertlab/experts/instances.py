@@ -61,6 +61,11 @@ def _bernoulli_loss(data, key, t, i):
 
 
 @register_jitable
+def _bernoulli_mean(data, t, i):
+    return data[0][i] * 1.0
+
+
+@register_jitable
 def _piecewise_best(data, t):
     period = data[1][0]
     n = data[1][1]
@@ -72,6 +77,11 @@ def _piecewise_loss(data, key, t, i):
     best = _piecewise_best(data, t)
     mean = 0.5 - data[1][2] * (i == best)
     return (uniform(key, np.uint64(i)) < mean) * 1.0
+
+
+@register_jitable
+def _piecewise_mean(data, t, i):
+    return 0.5 - data[1][2] * (i == _piecewise_best(data, t))
 
 
 @register_jitable
@@ -163,14 +173,17 @@ def iid_uniform(n_experts: int = 10) -> Instance:
 
 
 def iid_bernoulli(means) -> Instance:
-    """Losses ``l_{t,i} ~ Bernoulli(means[i])`` independent across experts and rounds."""
+    """Losses ``l_{t,i} ~ Bernoulli(means[i])`` independent across experts and rounds.
+
+    The expected losses are known, so runs also report the ``pseudo_regret``.
+    """
     means = np.ascontiguousarray(means, dtype=np.float64)
     if means.ndim != 1 or means.size < 1:
         raise ValueError(f"means must be a non-empty 1-D array, got shape {means.shape}")
     if not np.all(np.isfinite(means)) or np.any(means < 0) or np.any(means > 1):
         raise ValueError("means must lie in [0, 1]")
     return Instance(name="iid_bernoulli", n_experts=int(means.size), loss=_bernoulli_loss,
-                    data=(means,), params={"means": means.tolist()})
+                    data=(means,), params={"means": means.tolist()}, mean=_bernoulli_mean)
 
 
 def needle(n_experts: int = 10, gap: float = 0.1) -> Instance:
@@ -203,6 +216,7 @@ def piecewise_best(n_experts: int = 10, period: int = 1000, gap: float = 0.2) ->
         loss=_piecewise_loss,
         data=(np.zeros(1), np.array([period, n, gap], dtype=np.float64)),
         comparator=_piecewise_best,
+        mean=_piecewise_mean,
         params={"n_experts": n, "period": period, "gap": gap},
     )
 
@@ -257,6 +271,7 @@ def sleeping(base: Instance, p_awake: float = 0.5) -> Instance:
         data=data,
         awake=_awake,
         comparator=base.comparator,
+        mean=base.mean,
         params={**base.params, "p_awake": p_awake},
     )
 

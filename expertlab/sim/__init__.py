@@ -1,14 +1,32 @@
-"""The Monte Carlo engine: runs, results, rate claims, sweeps and plots."""
+"""The Monte Carlo engine: runs, results, rate claims, experiments, sweeps and plots."""
 
+from ._experiments import Experiment, Measurement, discover, final_values, pick_backend, run_experiment
+from ._plots import plot_check, plot_regret
 from ._protocol import FEEDBACK_KINDS, Instance, KernelSpec, Learner
+from ._rates import RateCheck, RateClaim, check_rate, claims, document_claims, get_claim, register_claims
 from ._run import RunResult, checkpoint_grid, run
 
 __all__ = [
     "FEEDBACK_KINDS",
+    "Experiment",
     "Instance",
     "KernelSpec",
     "Learner",
+    "Measurement",
+    "RateCheck",
+    "RateClaim",
     "RunResult",
+    "check_rate",
     "checkpoint_grid",
+    "claims",
+    "discover",
+    "document_claims",
+    "final_values",
+    "get_claim",
+    "pick_backend",
+    "plot_check",
+    "plot_regret",
+    "register_claims",
     "run",
+    "run_experiment",
 ]

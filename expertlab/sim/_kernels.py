@@ -28,10 +28,12 @@ def _make_body(spec, instance):
     awake_fn = instance.awake if has_awake else _never
     has_comp = instance.comparator is not None
     comp_fn = instance.comparator if has_comp else _zero_comp
+    has_mean = instance.mean is not None
+    mean_fn = instance.mean if has_mean else _zero_mean
 
     @register_jitable
-    def body(prm, data, seed, rep, horizon, ckpts, S, s, p, l, aw, L, Rs,
-             out_regret, out_sleep, out_track, out_expert, col):
+    def body(prm, data, seed, rep, horizon, ckpts, S, s, p, l, aw, L, Rs, M,
+             out_regret, out_sleep, out_track, out_pseudo, out_expert, col):
         n = p.shape[0]
         for i in range(n):
             aw[i] = True
@@ -39,6 +41,7 @@ def _make_body(spec, instance):
         rk = rep_key(seed, np.uint64(rep))
         lk = stream_key(rk, LEARNER_STREAM)
         cum = 0.0
+        cum_mu = 0.0
         track = 0.0
         c = 0
         n_ck = ckpts.shape[0]
@@ -61,6 +64,11 @@ def _make_body(spec, instance):
                         Rs[i] += mix - l[i]
             if has_comp:
                 track += mix - l[int(comp_fn(data, t))]
+            if has_mean:
+                for i in range(n):
+                    mu = mean_fn(data, t, i)
+                    M[i] += mu
+                    cum_mu += p[i] * mu
             k_update(prm, S, s, t, l, aw, p)
             if c < n_ck and t + 1 == ckpts[c]:
                 mn = L[0]
@@ -76,6 +84,12 @@ def _make_body(spec, instance):
                     out_sleep[c, col] = mx
                 if has_comp:
                     out_track[c, col] = track
+                if has_mean:
+                    mn = M[0]
+                    for i in range(1, n):
+                        if M[i] < mn:
+                            mn = M[i]
+                    out_pseudo[c, col] = cum_mu - mn
                 c += 1
         for i in range(n):
             if has_awake:
@@ -96,16 +110,21 @@ def _zero_comp(data, t):
     return 0
 
 
+@register_jitable
+def _zero_mean(data, t, i):
+    return 0.0
+
+
 def _key(kind, spec, instance):
     return (kind, spec.init, spec.act, spec.update, spec.n_rows, spec.n_scalars,
-            instance.loss, instance.awake, instance.comparator)
+            instance.loss, instance.awake, instance.comparator, instance.mean)
 
 
 def numba_driver(spec, instance):
     """Return the compiled CPU driver for ``(spec, instance)``.
 
     ``drive(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep,
-    out_track, out_expert)`` fills the output arrays for replications
+    out_track, out_pseudo, out_expert)`` fills the output arrays for replications
     ``rep0 .. rep0 + out_regret.shape[1] - 1``.
     """
     key = _key("numba", spec, instance)
@@ -115,7 +134,8 @@ def numba_driver(spec, instance):
     k_rows, k_scal = spec.n_rows, spec.n_scalars
 
     @njit(parallel=True, nogil=True)
-    def drive(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep, out_track, out_expert):
+    def drive(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep, out_track, out_pseudo,
+              out_expert):
         n_reps = out_regret.shape[1]
         for r in prange(n_reps):
             S = np.zeros((k_rows, n))
@@ -125,8 +145,9 @@ def numba_driver(spec, instance):
             aw = np.ones(n, dtype=np.bool_)
             L = np.zeros(n)
             Rs = np.zeros(n)
-            body(prm, data, seed, rep0 + r, horizon, ckpts, S, s, p, l, aw, L, Rs,
-                 out_regret, out_sleep, out_track, out_expert, r)
+            M = np.zeros(n)
+            body(prm, data, seed, rep0 + r, horizon, ckpts, S, s, p, l, aw, L, Rs, M,
+                 out_regret, out_sleep, out_track, out_pseudo, out_expert, r)
 
     _CACHE[key] = drive
     return drive
@@ -147,15 +168,15 @@ def cuda_driver(spec, instance):
     k_rows, k_scal = spec.n_rows, spec.n_scalars
 
     @cuda.jit
-    def kern(prm, data, seed, rep0, horizon, ckpts, S, s, p, l, aw, L, Rs,
-             out_regret, out_sleep, out_track, out_expert):
+    def kern(prm, data, seed, rep0, horizon, ckpts, S, s, p, l, aw, L, Rs, M,
+             out_regret, out_sleep, out_track, out_pseudo, out_expert):
         r = cuda.grid(1)
         if r < out_regret.shape[1]:
-            body(prm, data, seed, rep0 + r, horizon, ckpts, S[r], s[r], p[r], l[r], aw[r], L[r], Rs[r],
-                 out_regret, out_sleep, out_track, out_expert, r)
+            body(prm, data, seed, rep0 + r, horizon, ckpts, S[r], s[r], p[r], l[r], aw[r], L[r], Rs[r], M[r],
+                 out_regret, out_sleep, out_track, out_pseudo, out_expert, r)
 
-    def launch(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep, out_track, out_expert,
-               threads_per_block=128):
+    def launch(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep, out_track, out_pseudo,
+               out_expert, threads_per_block=128):
         n_reps = out_regret.shape[1]
         d = cuda.to_device
         work = (
@@ -166,12 +187,14 @@ def cuda_driver(spec, instance):
             cuda.to_device(np.ones((n_reps, n), dtype=np.bool_)),
             cuda.to_device(np.zeros((n_reps, n))),
             cuda.to_device(np.zeros((n_reps, n))),
+            cuda.to_device(np.zeros((n_reps, n))),
         )
-        outs = [d(o) for o in (out_regret, out_sleep, out_track, out_expert)]
+        host_outs = (out_regret, out_sleep, out_track, out_pseudo, out_expert)
+        outs = [d(o) for o in host_outs]
         data_d = tuple(d(np.asarray(a)) for a in data)
         blocks = (n_reps + threads_per_block - 1) // threads_per_block
         kern[blocks, threads_per_block](d(prm), data_d, seed, rep0, horizon, d(ckpts), *work, *outs)
-        for host, dev in zip((out_regret, out_sleep, out_track, out_expert), outs):
+        for host, dev in zip(host_outs, outs):
             dev.copy_to_host(host)
 
     _CACHE[key] = launch

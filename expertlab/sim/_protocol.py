@@ -113,6 +113,10 @@ class Instance(NamedTuple):
         where the instance has one (independent fair coins).
     adaptive : bool
         False: the losses are fixed in advance (oblivious adversary).
+    mean : callable or None
+        ``mean(data, t, i) -> float``: the expected loss of expert ``i`` in
+        round ``t`` for stochastic instances; enables the ``pseudo_regret``
+        metric ``sum_t <p_t, mu_t> - min_i sum_t mu_{t,i}``.
     """
 
     name: str
@@ -124,6 +128,7 @@ class Instance(NamedTuple):
     params: Mapping[str, Any] = {}
     exact_expected_regret: Callable[[int], float] | None = None
     adaptive: bool = False
+    mean: Callable | None = None
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

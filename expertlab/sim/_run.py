@@ -49,8 +49,10 @@ class RunResult:
         External regret ``sum_t <p_t, l_t> - min_i L_{t,i}`` of each replication.
     metrics : mapping of str to ndarray (n_checkpoints, n_reps)
         Further metrics the instance declares: ``sleeping_regret`` (the
-        largest regret of an expert on its own awake rounds) and
-        ``tracking_regret`` (against the instance's switching comparator).
+        largest regret of an expert on its own awake rounds),
+        ``tracking_regret`` (against the instance's switching comparator) and
+        ``pseudo_regret`` (``sum_t <p_t, mu_t> - min_i sum_t mu_{t,i}`` for
+        instances with known expected losses).
     final : mapping of str to ndarray
         ``expert_regret`` of shape ``(n_reps, n_experts)``: each expert's
         (sleeping) regret at the horizon.
@@ -187,6 +189,7 @@ def run(
     out_regret = np.zeros((n_ck, n_reps))
     out_sleep = np.zeros((n_ck, n_reps)) if instance.awake is not None else np.zeros((1, 1))
     out_track = np.zeros((n_ck, n_reps)) if instance.comparator is not None else np.zeros((1, 1))
+    out_pseudo = np.zeros((n_ck, n_reps)) if instance.mean is not None else np.zeros((1, 1))
     out_expert = np.zeros((n_reps, n))
 
     t0 = time.perf_counter()
@@ -207,12 +210,12 @@ def run(
         # uint64 arithmetic wraps by design; the CUDA simulator evaluates it on NumPy scalars.
         with np.errstate(over="ignore"):
             drive(prm, data, seed_u, np.int64(rep_offset), np.int64(horizon), ckpts, np.int64(n),
-                  out_regret, out_sleep, out_track, out_expert)
+                  out_regret, out_sleep, out_track, out_pseudo, out_expert)
     else:
         xp = namespace_for_backend(backend)
         with np.errstate(over="ignore"):  # uint64 hashing wraps by design
             _run_array(xp, learner, instance, horizon, n_reps, seed_u, rep_offset, ckpts,
-                       out_regret, out_sleep, out_track, out_expert)
+                       out_regret, out_sleep, out_track, out_pseudo, out_expert)
     wall = time.perf_counter() - t0
 
     metrics = {}
@@ -220,6 +223,8 @@ def run(
         metrics["sleeping_regret"] = out_sleep
     if instance.comparator is not None:
         metrics["tracking_regret"] = out_track
+    if instance.mean is not None:
+        metrics["pseudo_regret"] = out_pseudo
     return RunResult(
         learner=learner.name,
         instance=instance.name,
@@ -239,7 +244,7 @@ def run(
 
 
 def _run_array(xp, learner, instance, horizon, n_reps, seed_u, rep_offset, ckpts,
-               out_regret, out_sleep, out_track, out_expert):
+               out_regret, out_sleep, out_track, out_pseudo, out_expert):
     """Reference path: array code over ``xp``, one Python iteration per round."""
     n = instance.n_experts
     reps = xp.arange(rep_offset, rep_offset + n_reps, dtype=xp.uint64)
@@ -251,6 +256,9 @@ def _run_array(xp, learner, instance, horizon, n_reps, seed_u, rep_offset, ckpts
     data = tuple(xp.asarray(a) for a in instance.data)
     has_awake = instance.awake is not None
     has_comp = instance.comparator is not None
+    has_mean = instance.mean is not None
+    cum_mu = xp.zeros(n_reps)
+    M = xp.zeros((1, n))
     state = learner.init(n_reps, n, xp)
     cum = xp.zeros(n_reps)
     L = xp.zeros((n_reps, n))
@@ -276,6 +284,10 @@ def _run_array(xp, learner, instance, horizon, n_reps, seed_u, rep_offset, ckpts
         if has_comp:
             b = int(instance.comparator(data, t))
             track = track + mix - loss[rows, b]
+        if has_mean:
+            mu = xp.broadcast_to(xp.asarray(instance.mean(data, t, idx), dtype=xp.float64), (1, n))
+            M = M + mu
+            cum_mu = cum_mu + xp.sum(p * mu, axis=1)
         state = learner.update(state, p, loss, aw, check=False)
         if c < len(ck) and t + 1 == ck[c]:
             out_regret[c] = asnumpy(cum - xp.min(L, axis=1))
@@ -283,5 +295,7 @@ def _run_array(xp, learner, instance, horizon, n_reps, seed_u, rep_offset, ckpts
                 out_sleep[c] = asnumpy(xp.max(Rs, axis=1))
             if has_comp:
                 out_track[c] = asnumpy(track)
+            if has_mean:
+                out_pseudo[c] = asnumpy(cum_mu - xp.min(M))
             c += 1
     out_expert[...] = asnumpy(Rs if has_awake else cum[:, None] - L)

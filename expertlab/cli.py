@@ -1,0 +1,197 @@
+"""The ``expertlab`` command line: list, run, rates, sweep."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import pathlib
+import sys
+import time
+
+__all__ = ["main"]
+
+
+def _parse_kv(items, what):
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise SystemExit(f"error: {what} must look like key=value, got {item!r}")
+        k, v = item.split("=", 1)
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return out
+
+
+def _registries():
+    from . import experts
+
+    return experts.LEARNERS, experts.instances.INSTANCES
+
+
+def cmd_list(args) -> int:
+    from . import sim
+
+    learners, instances = _registries()
+    print("learners: " + ", ".join(sorted(learners)))
+    print("instances: " + ", ".join(sorted(instances)))
+    print("claims:")
+    for name, c in sim.claims().items():
+        print(f"  {name:38s} {c.law:5s} {c.quantity} vs {c.variable}: {c.predicted:g} ± {c.tolerance:g}  ({c.source})")
+    return 0
+
+
+def cmd_run(args) -> int:
+    import numpy as np
+
+    from . import sim
+
+    learners, instances = _registries()
+    if args.learner not in learners:
+        raise SystemExit(f"error: unknown learner {args.learner!r}; choose from {', '.join(sorted(learners))}")
+    if args.instance not in instances:
+        raise SystemExit(f"error: unknown instance {args.instance!r}; choose from {', '.join(sorted(instances))}")
+    try:
+        learner = learners[args.learner](**_parse_kv(args.param, "--param"))
+        instance = instances[args.instance](**_parse_kv(args.instance_param, "--instance-param"))
+        res = sim.run(learner, instance, horizon=args.horizon, n_reps=args.reps, seed=args.seed,
+                      backend=args.backend)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise SystemExit(f"error: {exc}") from None
+    if args.json:
+        rec = {
+            "learner": res.learner, "learner_params": res.learner_params, "instance": res.instance,
+            "instance_params": res.instance_params, "horizon": res.horizon, "n_reps": res.n_reps,
+            "seed": res.seed, "backend": res.backend, "wall_time": res.wall_time,
+            "checkpoints": res.checkpoints.tolist(),
+            "metrics": {m: {"mean": res.mean(m).tolist(), "stderr": res.stderr(m).tolist()}
+                        for m in ["regret", *res.metrics]},
+        }
+        print(json.dumps(rec, indent=2))
+        return 0
+    print(f"{learner!r} on {instance!r}: T={res.horizon}, {res.n_reps} reps, seed {res.seed}, "
+          f"backend {res.backend}, {res.wall_time:.2f} s ({res.updates_per_second / 1e6:.1f} M expert-updates/s)")
+    names = ["regret", *res.metrics]
+    print("round".rjust(10) + "".join(f"{n:>28s}" for n in names))
+    show = [i for i, t in enumerate(res.checkpoints)
+            if t == res.horizon or np.log10(t) == int(np.log10(t))]
+    for i in show:
+        row = "".join(f"{res.mean(n)[i]:>17.4f} ± {res.stderr(n)[i]:<8.4f}" for n in names)
+        print(f"{res.checkpoints[i]:>10d}{row}")
+    return 0
+
+
+def cmd_rates(args) -> int:
+    from . import sim
+
+    exps = sim.discover(args.sims)
+    registered = sim.claims()
+    pattern = args.only or "*"
+    selected = [e for e in exps if fnmatch.fnmatch(e.claim, pattern)]
+    missing = [n for n in registered if fnmatch.fnmatch(n, pattern) and n not in {e.claim for e in exps}]
+    if not selected and not missing:
+        raise SystemExit(f"error: no claim matches {pattern!r}")
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    mode = "quick" if args.quick else "full"
+    print(f"expertlab rates ({mode}, backend {args.backend}, seed {args.seed}): {len(selected)} claims -> {out}/")
+    head = f"{'claim':40s} {'law':5s} {'predicted':>12s} {'fitted [CI]':>30s} {'reps':>5s} {'secs':>6s}  verdict"
+    print(head)
+    print("-" * len(head))
+    records, n_fail = [], 0
+    t_all = time.perf_counter()
+    for e in selected:
+        try:
+            chk, _, secs = sim.run_experiment(e, quick=args.quick, backend=args.backend, seed=args.seed, out=out)
+        except Exception as exc:  # a broken experiment is a failed claim, reported, not a crash
+            n_fail += 1
+            print(f"{e.claim:40s} ERROR: {type(exc).__name__}: {exc}", flush=True)
+            records.append({"claim": e.claim, "passed": False, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        c = chk.claim
+        verdict = "pass" if chk.passed else "FAIL"
+        n_fail += not chk.passed
+        fit = f"{chk.fitted:.4g} [{chk.ci_low:.4g}, {chk.ci_high:.4g}]"
+        pred = f"{c.predicted:g}±{c.tolerance:g}"
+        print(f"{c.name:40s} {c.law:5s} {pred:>12s} {fit:>30s} {chk.n_reps:5d} {secs:6.1f}  {verdict}", flush=True)
+        records.append(chk.to_dict() | {"seconds": secs})
+    for n in missing:
+        n_fail += 1
+        print(f"{n:40s} FAIL: registered claim has no experiment in {args.sims or 'simulations/'}")
+        records.append({"claim": n, "passed": False, "error": "no experiment"})
+    total = time.perf_counter() - t_all
+    report = {"mode": mode, "backend": args.backend, "seed": args.seed, "seconds": total, "claims": records}
+    (out / "report.json").write_text(json.dumps(report, indent=2))
+    n_ok = len(records) - n_fail
+    print(f"{n_ok} passed, {n_fail} failed in {total:.1f} s; plots and report.json in {out}/")
+    return 1 if n_fail else 0
+
+
+def cmd_sweep(args) -> int:
+    from .sim import _sweep
+
+    try:
+        spec = _sweep.load_sweep_spec(args.file)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise SystemExit(f"error: {exc}") from None
+    kwargs = dict(spec)
+    if args.out is not None:
+        kwargs["out"] = args.out
+    if kwargs.get("out") is None:
+        kwargs["out"] = str(pathlib.Path(args.file).with_suffix("")) + "-results"
+    if args.scheduler is not None:
+        kwargs["scheduler"] = args.scheduler
+    res = _sweep.sweep(**kwargs)
+    print(res.summary())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="expertlab", description=__doc__)
+    p.add_argument("--version", action="version", version=f"expertlab {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("list", help="registered learners, instances and claims")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("run", help="simulate one learner on one instance")
+    s.add_argument("learner")
+    s.add_argument("--instance", required=True)
+    s.add_argument("--param", action="append", metavar="KEY=VALUE", help="learner hyperparameter (JSON value)")
+    s.add_argument("--instance-param", action="append", metavar="KEY=VALUE", help="instance parameter (JSON value)")
+    s.add_argument("--horizon", type=int, default=1000)
+    s.add_argument("--reps", type=int, default=100)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--backend", default="numpy", choices=["numpy", "numba", "cuda", "cupy"])
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("rates", help="check every registered rate claim")
+    s.add_argument("--quick", action="store_true", help="quick settings (minutes); default: full-size sweeps")
+    s.add_argument("--only", metavar="PATTERN", help="only claims whose name matches this glob pattern")
+    s.add_argument("--backend", default="auto", choices=["auto", "numpy", "numba", "cuda", "cupy"],
+                   help="auto: the fused Numba kernel where a learner has one, else NumPy")
+    s.add_argument("--out", default="rates-out", help="directory for plots and report.json")
+    s.add_argument("--sims", default=None, help="simulations directory (default: the checkout's simulations/)")
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=cmd_rates)
+
+    s = sub.add_parser("sweep", help="run a resumable sweep described by a JSON/TOML file")
+    s.add_argument("file")
+    s.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
+    s.add_argument("--out", default=None, help="results directory (default: beside FILE)")
+    s.set_defaults(func=cmd_sweep)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Experiments: the simulations that check registered rate claims.
+
+An experiment (bsuite style) bundles what it takes to check one claim: how to
+measure (a function of settings, backend and seed returning a
+:class:`Measurement`), the quick and full settings, and a title.  Experiment
+files live in ``simulations/<family>/<name>.py`` and expose a module-level
+list ``EXPERIMENTS``; :func:`discover` imports them for the CLI and the rate
+tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import math
+import pathlib
+import sys
+import time
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ._rates import RateCheck, check_rate, get_claim
+
+__all__ = ["Experiment", "Measurement", "run_experiment", "discover", "default_simulations_dir",
+           "final_values", "pick_backend"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """Data behind a claim: ``y[k, r]`` is replication ``r`` at ``x[k]``.
+
+    ``curves`` holds optional extra mean curves for the plot (label -> (x, y)),
+    e.g. a baseline that the claim compares against.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    xlabel: str
+    ylabel: str
+    curves: Mapping[str, tuple] = dataclasses.field(default_factory=dict)
+    info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """A simulation that checks the registered claim ``claim``.
+
+    ``measure(settings, backend, seed) -> Measurement``; ``quick`` and
+    ``full`` are the settings of the quick path (``expertlab rates --quick``
+    and the rate tests) and of the full-size sweep.
+    """
+
+    claim: str
+    measure: Callable[..., Measurement]
+    quick: Mapping[str, Any]
+    full: Mapping[str, Any]
+    title: str = ""
+
+
+def pick_backend(learner, backend: str) -> str:
+    """``"auto"``: the fused Numba kernel when the learner has one, else NumPy."""
+    if backend == "auto":
+        return "numba" if learner.kernel is not None else "numpy"
+    return backend
+
+
+def final_values(results, metric: str = "regret") -> np.ndarray:
+    """Stack the last checkpoint of ``metric`` of several runs: shape ``(len(results), n_reps)``."""
+    return np.stack([r.metric(metric)[-1] for r in results])
+
+
+def run_experiment(exp: Experiment, *, quick: bool = True, backend: str = "auto", seed: int = 0,
+                   out: str | pathlib.Path | None = None) -> tuple[RateCheck, Measurement, float]:
+    """Measure, check the claim, and (with ``out``) write the plot and a JSON record.
+
+    Returns ``(check, measurement, seconds)``.
+    """
+    claim = get_claim(exp.claim)
+    settings = exp.quick if quick else exp.full
+    t0 = time.perf_counter()
+    m = exp.measure(settings, backend, seed)
+    chk = check_rate(claim, m.x, m.y, seed=seed)
+    secs = time.perf_counter() - t0
+    if out is not None:
+        from ._plots import plot_check
+
+        out = pathlib.Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = claim.name.replace("/", "_")
+        plot_check(chk, m, title=exp.title or claim.name, path=out / f"{stem}.png")
+        rec = chk.to_dict() | {"seconds": secs, "quick": quick, "backend": backend, "seed": seed,
+                               "settings": dict(settings), "info": dict(m.info)}
+        (out / f"{stem}.json").write_text(json.dumps(rec, indent=2, default=_jsonable))
+    return chk, m, secs
+
+
+def _jsonable(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def default_simulations_dir() -> pathlib.Path:
+    """``simulations/`` beside the package (source checkout), else in the working directory."""
+    here = pathlib.Path(__file__).resolve().parents[2] / "simulations"
+    if here.is_dir():
+        return here
+    return pathlib.Path.cwd() / "simulations"
+
+
+def discover(path=None) -> list[Experiment]:
+    """Import every ``simulations/<family>/<name>.py`` and collect their ``EXPERIMENTS``."""
+    root = pathlib.Path(path) if path is not None else default_simulations_dir()
+    if not root.is_dir():
+        raise FileNotFoundError(f"no simulations directory at {root}; pass --sims DIR")
+    found: list[Experiment] = []
+    for f in sorted(root.glob("*/*.py")):
+        if f.name.startswith("_"):
+            continue
+        mod_name = f"expertlab_simulations.{f.parent.name}.{f.stem}"
+        mod = sys.modules.get(mod_name)
+        if mod is None:
+            spec = importlib.util.spec_from_file_location(mod_name, f)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[mod_name] = mod
+            spec.loader.exec_module(mod)
+        found.extend(getattr(mod, "EXPERIMENTS", []))
+    names = [e.claim for e in found]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ValueError(f"claims checked by more than one experiment: {sorted(dup)}")
+    return found
+
+
+def log_grid(lo: float, hi: float, n: int) -> list[int]:
+    """``n`` integers log-spaced between ``lo`` and ``hi`` (unique, sorted)."""
+    return sorted({int(round(v)) for v in np.exp(np.linspace(math.log(lo), math.log(hi), n))})

@@ -1,0 +1,299 @@
+"""Rate claims as data, and the check that fits them.
+
+A :class:`RateClaim` states how a quantity scales with a variable — a power
+law ``y ~ x**b`` (``law="power"``), a logarithmic law ``y ~ a + b ln x``
+(``law="log"``), or an exact value (``law="value"``) — together with its
+source (paper and theorem) and a tolerance.  :func:`check_rate` fits the
+claim on Monte Carlo data of shape ``(n_x, n_reps)`` and computes a bootstrap
+confidence interval that resamples *replications* (whole trajectories), never
+points of the grid, so that the correlation along a trajectory is respected.
+
+Claims are registered next to their algorithm with :func:`register_claims`;
+the registry feeds the learners' docstrings (their "Validated rates" table),
+the quick rate tests and ``expertlab rates``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Mapping
+
+import numpy as np
+
+from .._validation import check_float, check_in, check_int
+
+__all__ = ["RateClaim", "RateCheck", "check_rate", "register_claims", "get_claim", "claims",
+           "document_claims", "LAWS"]
+
+LAWS = ("power", "log", "value")
+
+
+@dataclasses.dataclass(frozen=True)
+class RateClaim:
+    """A stated rate, with where it comes from.
+
+    Parameters
+    ----------
+    name : str
+        Unique name, ``"<learner>.<what>"`` (e.g. ``"hedge.regret-vs-T"``).
+    quantity : str
+        What is measured (``"regret"``, ``"tracking regret"``, ...).
+    variable : str
+        What it scales with (``"T"``, ``"ln N"``, ...).
+    law : {"power", "log", "value"}
+        ``power``: ``predicted`` is the exponent ``b`` of ``y ~ c x**b``, fitted
+        as the log-log slope of the mean.  ``log``: ``predicted`` is ``b`` in
+        ``y ~ a + b ln x``.  ``value``: ``predicted`` is the exact mean of ``y``
+        at the largest ``x``.
+    predicted : float
+    tolerance : float
+        The claim passes when ``predicted`` lies in the confidence interval
+        widened by ``tolerance`` on each side (absolute, in the units of
+        ``predicted``).  It states how far finite-size effects (log factors,
+        lower-order terms) may move the fitted value on the simulated range.
+    source : str
+        Paper and theorem (``"Cesa-Bianchi & Lugosi 2006, Thm 2.2"``).
+    learner : str, optional
+        Registered name of the learner the claim documents.
+    level : float
+        Confidence level of the interval (0.95; use 0.997 for "within three
+        standard errors" checks of exact values).
+    fit_decades : float, optional
+        Fit only the points with ``x >= max(x) / 10**fit_decades`` (power and
+        log laws: the asymptotic regime).  ``None`` fits every point.
+    description : str
+    """
+
+    name: str
+    quantity: str
+    variable: str
+    law: str
+    predicted: float
+    tolerance: float
+    source: str
+    learner: str | None = None
+    level: float = 0.95
+    fit_decades: float | None = None
+    description: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("name must be a non-empty string")
+        check_in(self.law, "law", LAWS)
+        check_float(self.predicted, "predicted")
+        check_float(self.tolerance, "tolerance", minimum=0.0)
+        check_float(self.level, "level", minimum=0.5, maximum=0.99999)
+        if self.fit_decades is not None:
+            check_float(self.fit_decades, "fit_decades", positive=True)
+        if not self.source:
+            raise ValueError(f"claim {self.name!r} needs a source (paper and theorem)")
+
+
+@dataclasses.dataclass(frozen=True)
+class RateCheck:
+    """The outcome of :func:`check_rate`.
+
+    ``fitted`` is the exponent (power law), the log-slope (log law) or the mean
+    (value); ``ci_low``/``ci_high`` its bootstrap (or normal, for values)
+    interval at ``claim.level``; ``passed`` whether ``claim.predicted`` lies in
+    ``[ci_low - tolerance, ci_high + tolerance]``.  ``x``, ``mean`` and
+    ``stderr`` are the data behind the fit; ``window`` marks the points used.
+    """
+
+    claim: RateClaim
+    fitted: float
+    ci_low: float
+    ci_high: float
+    passed: bool
+    intercept: float
+    x: np.ndarray
+    mean: np.ndarray
+    stderr: np.ndarray
+    window: np.ndarray
+    n_reps: int
+
+    def summary(self) -> str:
+        c = self.claim
+        verdict = "PASS" if self.passed else "FAIL"
+        return (f"{c.name}: predicted {c.predicted:.4g} (±{c.tolerance:g}), fitted {self.fitted:.4g} "
+                f"[{self.ci_low:.4g}, {self.ci_high:.4g}] @{c.level:g} over {self.n_reps} reps: {verdict}")
+
+    def to_dict(self) -> dict:
+        c = self.claim
+        return {
+            "claim": c.name, "quantity": c.quantity, "variable": c.variable, "law": c.law,
+            "predicted": c.predicted, "tolerance": c.tolerance, "source": c.source, "level": c.level,
+            "fitted": self.fitted, "ci_low": self.ci_low, "ci_high": self.ci_high,
+            "passed": bool(self.passed), "n_reps": self.n_reps,
+            "x": self.x.tolist(), "mean": self.mean.tolist(), "stderr": self.stderr.tolist(),
+            "window": self.window.tolist(),
+        }
+
+
+def _slopes(u, V):
+    """Least-squares slopes and intercepts of each column of ``V`` (n, B) on ``u`` (n,)."""
+    uc = u - u.mean()
+    denom = float(uc @ uc)
+    b = (uc @ (V - V.mean(axis=0))) / denom
+    a = V.mean(axis=0) - b * u.mean()
+    return b, a
+
+
+def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateCheck:
+    """Fit ``claim`` on Monte Carlo data and decide whether it holds.
+
+    Parameters
+    ----------
+    claim : RateClaim
+    x : array, shape (n_x,)
+        Values of the variable (e.g. checkpoints ``T``), positive for power
+        and log laws.
+    y : array, shape (n_x, n_reps)
+        One column per replication (e.g. ``RunResult.regret``).
+    n_boot : int
+        Bootstrap resamples of the replications.
+    seed : int
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    RateCheck
+
+    Notes
+    -----
+    The power-law exponent is the least-squares slope of ``log mean(y)`` on
+    ``log x`` over the fit window; the bootstrap redraws the replications
+    with replacement (multinomial counts), recomputes the mean curve and the
+    slope, and takes percentile limits.  For a value claim the interval is
+    ``mean ± z se`` with the normal quantile ``z`` of ``claim.level``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.array([10., 100., 1000., 10000.])
+    >>> y = np.sqrt(x)[:, None] * rng.uniform(0.5, 1.5, size=(1, 400))
+    >>> claim = RateClaim("demo.sqrt", "regret", "T", "power", 0.5, 0.02, source="demo")
+    >>> chk = check_rate(claim, x, y)
+    >>> chk.passed, round(chk.fitted, 6)
+    (True, 0.5)
+    """
+    if not isinstance(claim, RateClaim):
+        raise TypeError(f"claim must be a RateClaim, got {type(claim).__name__}")
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim != 1 or x.size < 1:
+        raise ValueError(f"x must be a non-empty 1-D array, got shape {x.shape}")
+    if y.ndim != 2 or y.shape[0] != x.size:
+        raise ValueError(f"y must have shape (len(x), n_reps) = ({x.size}, n_reps), got {y.shape}")
+    n_reps = y.shape[1]
+    if n_reps < 2:
+        raise ValueError("y needs at least 2 replications (columns) for a confidence interval")
+    if not np.all(np.isfinite(x)) or not np.all(np.isfinite(y)):
+        raise ValueError("x and y must be finite")
+    n_boot = check_int(n_boot, "n_boot", minimum=10)
+    mean = y.mean(axis=1)
+    stderr = y.std(axis=1, ddof=1) / math.sqrt(n_reps)
+    alpha = 1.0 - claim.level
+
+    if claim.law == "value":
+        from scipy.stats import norm
+
+        z = float(norm.ppf(1 - alpha / 2))
+        window = np.zeros(x.size, dtype=bool)
+        window[-1] = True
+        fitted = float(mean[-1])
+        lo, hi = fitted - z * stderr[-1], fitted + z * stderr[-1]
+        intercept = math.nan
+    else:
+        if np.any(x <= 0):
+            raise ValueError(f"x must be positive for a {claim.law} law")
+        window = np.ones(x.size, dtype=bool)
+        if claim.fit_decades is not None:
+            window = x >= x.max() / 10.0 ** claim.fit_decades
+        if window.sum() < 2:
+            raise ValueError(f"claim {claim.name!r}: fewer than 2 points in the fit window")
+        u = np.log(x[window])
+        rng = np.random.default_rng(seed)
+        counts = rng.multinomial(n_reps, np.full(n_reps, 1.0 / n_reps), size=n_boot)  # (B, R)
+        boot = (y[window] @ counts.T) / n_reps  # (n_w, B)
+        if claim.law == "power":
+            if np.any(mean[window] <= 0):
+                raise ValueError(f"claim {claim.name!r}: the mean of y must be positive on the fit window "
+                                 "for a power law")
+            boot = np.log(np.maximum(boot, 1e-300))
+            centre = np.log(mean[window])
+        else:
+            centre = mean[window]
+        b, a = _slopes(u, centre[:, None])
+        fitted, intercept = float(b[0]), float(a[0])
+        bb, _ = _slopes(u, boot)
+        lo, hi = np.quantile(bb, [alpha / 2, 1 - alpha / 2])
+    lo, hi = float(lo), float(hi)
+    tol = claim.tolerance
+    passed = bool(lo - tol <= claim.predicted <= hi + tol)
+    return RateCheck(claim=claim, fitted=fitted, ci_low=lo, ci_high=hi, passed=passed, intercept=intercept,
+                     x=x, mean=mean, stderr=stderr, window=window, n_reps=n_reps)
+
+
+# ---------------------------------------------------------------------------
+# registry
+
+_REGISTRY: dict[str, RateClaim] = {}
+
+
+def register_claims(*new: RateClaim) -> None:
+    """Register claims so that the CLI, the rate tests and the docstrings see them.
+
+    Registering the same claim twice (e.g. on module reload) is allowed;
+    registering a *different* claim under an existing name is an error.
+    """
+    for c in new:
+        if not isinstance(c, RateClaim):
+            raise TypeError(f"claims must be RateClaim objects, got {type(c).__name__}")
+        old = _REGISTRY.get(c.name)
+        if old is not None and old != c:
+            raise ValueError(f"a different claim named {c.name!r} is already registered")
+        _REGISTRY[c.name] = c
+
+
+def get_claim(name: str) -> RateClaim:
+    """The registered claim ``name``."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"no claim named {name!r}; registered: {sorted(_REGISTRY)}") from None
+
+
+def claims(learner: str | None = None) -> Mapping[str, RateClaim]:
+    """Registered claims (all, or those of one learner), by name."""
+    return {k: v for k, v in sorted(_REGISTRY.items()) if learner is None or v.learner == learner}
+
+
+_MARK = "[validated-rates]"
+
+
+def document_claims(func, learner: str) -> None:
+    """Replace the ``[validated-rates]`` line of ``func``'s docstring by the table of ``learner``'s claims."""
+    new = list(claims(learner).values())
+    doc = func.__doc__ or ""
+    if _MARK not in doc:
+        return
+    line = next(l for l in doc.splitlines() if _MARK in l)
+    indent = line[: len(line) - len(line.lstrip())]
+    func.__doc__ = doc.replace(line, _table(new, indent))
+
+
+def _table(items, indent: str) -> str:
+    if not items:
+        return f"{indent}No rate claim is registered for this learner."
+    rows = [(f"``{c.name}``", c.law, f"{c.quantity} vs {c.variable}",
+             f"{c.predicted:g} ± {c.tolerance:g}", c.source) for c in items]
+    head = ("claim", "law", "quantity", "predicted", "source")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    rule = "  ".join("=" * w for w in widths)
+    fmt = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip()  # noqa: E731
+    lines = ["**Validated rates** (each checked by a seeded simulation in ``expertlab rates``):", "",
+             rule, fmt(head), rule, *map(fmt, rows), rule]
+    return "\n".join(indent + l if l else "" for l in lines)
