@@ -144,7 +144,7 @@ def cmd_sweep(args) -> int:
     if args.scheduler is not None:
         kwargs["scheduler"] = args.scheduler
     res = _sweep.sweep(**kwargs)
-    print(res.summary())
+    print(res.summary_text())
     return 0
 
 

@@ -1,0 +1,500 @@
+"""On-disk storage of sweep blocks: atomic files, JSON sidecars, config ids.
+
+A sweep directory ``out`` holds one folder per config, named by the config's
+id (a short hash of its canonical JSON), and one pair of files per finished
+replication block::
+
+    out/
+      sweep.json                  manifest: sweep settings and config ids, in order
+      <config_id>/
+        config.json               the config, its id and its derived seed
+        block_0.npz               checkpoints, regret, every metric and final array
+        block_0.json              sidecar: config, seed, rep_offset, n_reps, backend,
+                                  expertlab version, wall time, created, npz sha256
+        block_1.npz
+        block_1.json
+        ...
+
+Every file is written atomically: to a temporary file in the same folder,
+flushed and ``fsync``-ed, then moved over the target with :func:`os.replace`
+(and the folder ``fsync``-ed where the platform allows).  A reader therefore
+sees either the old file or the new one, never a torn one.
+
+The sidecar of a block is written *after* its ``.npz`` and is the commit
+marker: it records the SHA-256 of the ``.npz`` bytes, and a block counts as
+finished only when its sidecar parses and the ``.npz`` on disk has that hash.
+A block killed half-way (no sidecar, a truncated ``.npz``, a sidecar of an
+older ``.npz``) is therefore treated as missing and recomputed.  Temporary
+files left by a killed writer start with ``.`` and end in ``.tmp``; they are
+never read and may be deleted at any time when no sweep is running.
+
+Only one process should write into a sweep directory at a time.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import io
+import json
+import math
+import numbers
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ._run import RunResult
+
+__all__ = [
+    "FORMAT_VERSION",
+    "BlockError",
+    "canonical_json",
+    "config_hash",
+    "config_id",
+    "atomic_write_bytes",
+    "block_paths",
+    "write_block",
+    "read_sidecar",
+    "load_block",
+    "write_config",
+    "read_config",
+    "write_manifest",
+    "read_manifest",
+]
+
+#: Version of the on-disk layout, recorded in every sidecar and manifest.
+FORMAT_VERSION = 1
+#: Number of hex digits of the SHA-256 kept in a config id.
+ID_LENGTH = 12
+MANIFEST = "sweep.json"
+CONFIG_FILE = "config.json"
+
+_SIDECAR_KEYS = (
+    "format", "config_id", "config", "block", "seed", "rep_offset", "n_reps", "block_size",
+    "backend", "expertlab_version", "wall_time", "created", "npz_sha256", "learner", "instance",
+    "learner_params", "instance_params", "horizon", "metrics", "final",
+)
+
+
+class BlockError(ValueError):
+    """A stored block is missing, partial, corrupt or does not match its sidecar."""
+
+
+# --------------------------------------------------------------------------
+# canonical JSON and ids
+
+
+def _plain(value, where: str):
+    """``value`` as plain JSON data (dict/list/str/int/float/bool/None)."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{where} must be finite to be stored as JSON, got {value}")
+        return value
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist(), where)
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise TypeError(f"{where} must have string keys, got {type(k).__name__} {k!r}")
+            out[k] = _plain(v, f"{where}[{k!r}]")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise TypeError(
+        f"{where} must hold only JSON data (str, int, float, bool, None, lists, dicts, "
+        f"numpy arrays); got {type(value).__name__} {value!r}")
+
+
+def canonical_json(obj, name: str = "obj") -> str:
+    """The canonical JSON text of ``obj``: sorted keys, no spaces, ASCII.
+
+    NumPy scalars and arrays become plain numbers and lists and tuples become
+    lists, so equal data always gives the same text (note that ``1`` and
+    ``1.0`` stay different).
+
+    Parameters
+    ----------
+    obj : JSON-like data
+        Dicts with string keys, lists, tuples, str, int, float, bool, None,
+        NumPy scalars and arrays.
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` holds something that is not JSON data.
+    ValueError
+        If ``obj`` holds a NaN or an infinity.
+
+    Examples
+    --------
+    >>> canonical_json({"b": (1, 2.5), "a": np.int64(3)})
+    '{"a":3,"b":[1,2.5]}'
+    """
+    return json.dumps(_plain(obj, name), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+
+
+def config_hash(obj, name: str = "config") -> bytes:
+    """SHA-256 digest of :func:`canonical_json` of ``obj`` (32 bytes)."""
+    return hashlib.sha256(canonical_json(obj, name).encode("ascii")).digest()
+
+
+def config_id(config: Mapping[str, Any]) -> str:
+    """Short id of a config: the first 12 hex digits of its canonical SHA-256.
+
+    Parameters
+    ----------
+    config : mapping
+        A (normalised) sweep config.
+
+    Returns
+    -------
+    str
+        12 lowercase hex digits, the name of the config's folder.
+
+    Examples
+    --------
+    >>> config_id({"learner": "hedge", "horizon": 10}) == config_id({"horizon": 10, "learner": "hedge"})
+    True
+    >>> len(config_id({"learner": "hedge"}))
+    12
+    """
+    return config_hash(config).hex()[:ID_LENGTH]
+
+
+# --------------------------------------------------------------------------
+# atomic files
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Flush a directory entry to disk (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically.
+
+    The bytes go to a temporary file ``.<name>.<random>.tmp`` in the same
+    folder, which is flushed, ``fsync``-ed and moved over ``path`` with
+    :func:`os.replace`; the folder is then ``fsync``-ed.  Readers see the old
+    content or the new one, never a mixture; after a crash at most a stray
+    temporary file remains.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Target file; its folder must exist.
+    data : bytes
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     p = pathlib.Path(tmp) / "x.txt"
+    ...     atomic_write_bytes(p, b"hello")
+    ...     print(p.read_bytes(), sorted(q.name for q in pathlib.Path(tmp).iterdir()))
+    b'hello' ['x.txt']
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def _write_json(path, obj) -> None:
+    text = json.dumps(_plain(obj, Path(path).name), indent=1, sort_keys=True, allow_nan=False)
+    atomic_write_bytes(path, (text + "\n").encode("utf-8"))
+
+
+def _read_json(path) -> Any:
+    with open(path, "rb") as fh:
+        return json.loads(fh.read().decode("utf-8"))
+
+
+def _version() -> str:
+    import expertlab
+
+    return expertlab.__version__
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------
+# blocks
+
+
+def block_paths(directory, block: int) -> tuple[Path, Path]:
+    """Paths ``(block_<k>.npz, block_<k>.json)`` of block ``block`` in a config folder."""
+    if isinstance(block, (bool, np.bool_)) or not isinstance(block, numbers.Integral) or block < 0:
+        raise ValueError(f"block must be a non-negative integer, got {block!r}")
+    directory = Path(directory)
+    return directory / f"block_{int(block)}.npz", directory / f"block_{int(block)}.json"
+
+
+def write_block(directory, block: int, result: RunResult, *, config: Mapping[str, Any],
+                block_size: int) -> Path:
+    """Store a finished block: the ``.npz`` first, then its sidecar (the commit marker).
+
+    An older sidecar of the same block is removed before the new ``.npz``
+    replaces the old one, so no sidecar ever describes the wrong arrays.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        The config's folder ``<out>/<config_id>`` (created if missing).
+    block : int
+        Block index ``k``.
+    result : RunResult
+        The block's replications (``rep_offset = k * block_size``).
+    config : mapping
+        The normalised config the block belongs to.
+    block_size : int
+        Replications per block in the sweep.
+
+    Returns
+    -------
+    pathlib.Path
+        Path of the sidecar.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from expertlab import sim
+    >>> from expertlab.experts import hedge, instances
+    >>> res = sim.run(hedge(), instances.fair_coins(3), horizon=20, n_reps=4, seed=5)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = write_block(tmp, 0, res, config={"learner": "hedge"}, block_size=4)
+    ...     back = load_block(tmp, 0)
+    >>> bool((back.regret == res.regret).all()), back.seed == res.seed
+    (True, True)
+    """
+    if not isinstance(result, RunResult):
+        raise TypeError(f"result must be a RunResult, got {type(result).__name__}")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    npz_path, json_path = block_paths(directory, block)
+    arrays = {"checkpoints": np.asarray(result.checkpoints), "regret": np.asarray(result.regret)}
+    for name, arr in result.metrics.items():
+        arrays[f"metrics__{name}"] = np.asarray(arr)
+    for name, arr in result.final.items():
+        arrays[f"final__{name}"] = np.asarray(arr)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    data = buf.getvalue()
+    try:
+        os.unlink(json_path)
+    except FileNotFoundError:
+        pass
+    atomic_write_bytes(npz_path, data)
+    sidecar = {
+        "format": FORMAT_VERSION,
+        "config_id": directory.name,
+        "config": config,
+        "block": int(block),
+        "block_size": int(block_size),
+        "seed": int(result.seed),
+        "rep_offset": int(result.rep_offset),
+        "n_reps": int(result.n_reps),
+        "backend": result.backend,
+        "expertlab_version": _version(),
+        "wall_time": float(result.wall_time),
+        "created": _now(),
+        "npz_sha256": hashlib.sha256(data).hexdigest(),
+        "learner": result.learner,
+        "instance": result.instance,
+        "learner_params": result.learner_params,
+        "instance_params": result.instance_params,
+        "horizon": int(result.horizon),
+        "metrics": sorted(result.metrics),
+        "final": sorted(result.final),
+    }
+    _write_json(json_path, sidecar)
+    return json_path
+
+
+def read_sidecar(directory, block: int) -> dict:
+    """The parsed sidecar of a block; :class:`BlockError` if missing or invalid."""
+    _, json_path = block_paths(directory, block)
+    try:
+        side = _read_json(json_path)
+    except FileNotFoundError:
+        raise BlockError(f"{json_path}: no sidecar (block missing or unfinished)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BlockError(f"{json_path}: unreadable sidecar ({exc})") from exc
+    if not isinstance(side, dict) or any(k not in side for k in _SIDECAR_KEYS):
+        raise BlockError(f"{json_path}: sidecar lacks required keys")
+    if side["format"] != FORMAT_VERSION:
+        raise BlockError(f"{json_path}: sidecar format {side['format']!r}, expected {FORMAT_VERSION}")
+    if side["block"] != block:
+        raise BlockError(f"{json_path}: sidecar describes block {side['block']!r}")
+    return side
+
+
+def load_block(directory, block: int) -> RunResult:
+    """Load a finished block back into a :class:`RunResult`.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        The config's folder ``<out>/<config_id>``.
+    block : int
+        Block index.
+
+    Returns
+    -------
+    RunResult
+        The block's replications ``rep_offset .. rep_offset + n_reps - 1``,
+        with the wall time recorded when it was computed.
+
+    Raises
+    ------
+    BlockError
+        If the sidecar is missing or invalid, or the ``.npz`` is missing,
+        does not match the hash in the sidecar, or has the wrong arrays.
+
+    Examples
+    --------
+    See :func:`write_block`.
+    """
+    side = read_sidecar(directory, block)
+    npz_path, _ = block_paths(directory, block)
+    try:
+        data = npz_path.read_bytes()
+    except OSError as exc:
+        raise BlockError(f"{npz_path}: cannot read ({exc})") from exc
+    if hashlib.sha256(data).hexdigest() != side["npz_sha256"]:
+        raise BlockError(f"{npz_path}: contents do not match the sidecar's SHA-256 (partial or corrupt)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except Exception as exc:  # hash matched, so this means a writer bug; still report it
+        raise BlockError(f"{npz_path}: not a valid npz ({exc})") from exc
+    n_reps = side["n_reps"]
+    try:
+        ckpts = arrays["checkpoints"]
+        regret = arrays["regret"]
+        metrics = {k: arrays[f"metrics__{k}"] for k in side["metrics"]}
+        final = {k: arrays[f"final__{k}"] for k in side["final"]}
+    except KeyError as exc:
+        raise BlockError(f"{npz_path}: missing array {exc.args[0]!r}") from None
+    shape = (ckpts.shape[0], n_reps)
+    if regret.shape != shape or any(m.shape != shape for m in metrics.values()) \
+            or any(f.shape[:1] != (n_reps,) for f in final.values()):
+        raise BlockError(f"{npz_path}: array shapes do not match n_reps={n_reps}")
+    return RunResult(
+        learner=side["learner"],
+        instance=side["instance"],
+        learner_params=side["learner_params"],
+        instance_params=side["instance_params"],
+        horizon=side["horizon"],
+        n_reps=n_reps,
+        seed=side["seed"],
+        rep_offset=side["rep_offset"],
+        backend=side["backend"],
+        checkpoints=ckpts,
+        regret=regret,
+        metrics=metrics,
+        final=final,
+        wall_time=side["wall_time"],
+    )
+
+
+# --------------------------------------------------------------------------
+# config folders and the manifest
+
+
+def write_config(directory, config: Mapping[str, Any], *, seed: int, root_seed: int) -> None:
+    """Write ``<directory>/config.json`` (config, id, derived seed, root seed, version)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    _write_json(directory / CONFIG_FILE, {
+        "format": FORMAT_VERSION,
+        "config_id": directory.name,
+        "config": config,
+        "seed": int(seed),
+        "root_seed": int(root_seed),
+        "expertlab_version": _version(),
+        "created": _now(),
+    })
+
+
+def read_config(directory) -> dict | None:
+    """The parsed ``config.json`` of a config folder, or None if absent or unreadable."""
+    try:
+        meta = _read_json(Path(directory) / CONFIG_FILE)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(meta, dict) or not {"config", "seed", "config_id"} <= meta.keys():
+        return None
+    return meta
+
+
+def write_manifest(out, *, config_ids, n_reps: int, block_size: int, seed: int) -> None:
+    """Write ``<out>/sweep.json``: the settings and the config ids of the latest sweep."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(out / MANIFEST, {
+        "format": FORMAT_VERSION,
+        "config_ids": list(config_ids),
+        "n_reps": int(n_reps),
+        "block_size": int(block_size),
+        "seed": int(seed),
+        "expertlab_version": _version(),
+        "created": _now(),
+    })
+
+
+def read_manifest(out) -> dict:
+    """The parsed ``<out>/sweep.json``; ValueError if ``out`` is not a sweep folder."""
+    path = Path(out) / MANIFEST
+    try:
+        man = _read_json(path)
+    except FileNotFoundError:
+        raise ValueError(f"out={str(out)!r} is not a sweep folder: {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"out={str(out)!r}: cannot read {path} ({exc})") from exc
+    keys = {"config_ids", "n_reps", "block_size", "seed"}
+    if not isinstance(man, dict) or not keys <= man.keys():
+        raise ValueError(f"out={str(out)!r}: {path} lacks one of {sorted(keys)}")
+    return man

@@ -1,0 +1,1028 @@
+"""Resumable sweeps: a grid of configs times replication blocks (DESIGN §2).
+
+A *config* is plain JSON data naming a learner and an instance from the
+registries, their parameters, the horizon and the backend::
+
+    {"learner": "hedge", "learner_params": {"schedule": "doubling"},
+     "instance": "fair_coins", "instance_params": {"n_experts": 10},
+     "horizon": 10000, "backend": "numba"}
+
+A sweep runs ``n_reps`` replications of every config, split into blocks of
+``block_size``.  Each (config, block) task is idempotent: it builds the
+learner and instance itself and calls :func:`expertlab.sim.run` with the
+config's seed and ``rep_offset = block * block_size``.  Because every draw is
+a pure function of (seed, replication, round, index), the result does not
+depend on the block size, the executor, the number of workers or retries.
+
+Design choices
+--------------
+* **The driver writes, workers compute.**  Tasks return a :class:`RunResult`
+  and the driver (the process that called :func:`sweep`) writes each block as
+  soon as its result arrives.  Workers therefore need no access to ``out``
+  (remote Dask workers need no shared filesystem) and each file has exactly
+  one writer.
+* **Seeds from content.**  The seed of a config is derived from the root
+  seed and the SHA-256 of the canonical JSON of the config's *statistical*
+  part (learner, instance, their parameters, horizon) through
+  :class:`numpy.random.SeedSequence`.  Adding, removing or reordering configs
+  never changes the numbers of the others; ``backend`` and ``checkpoints``
+  only say how a run is computed and recorded, so they are left out of the
+  seed: the same config on ``numpy`` and ``numba`` gives the same numbers to
+  floating-point tolerance.  The folder name (config id) hashes the whole
+  config, backend included.
+* **Resume.**  Blocks already stored in ``out`` (see
+  :mod:`expertlab.sim._storage` for the layout and the commit protocol) are
+  loaded, not recomputed; missing, partial or corrupt ones are computed.
+  A stored last block with fewer replications than the current ``n_reps``
+  asks for (the sweep grew) is recomputed; any other disagreement between the
+  files and the request (another block size, another root seed) is an error
+  rather than a silent overwrite.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import copy
+import dataclasses
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from .._backend import check_backend
+from .._validation import check_int
+from . import _storage
+from ._run import RunResult
+
+__all__ = [
+    "CONFIG_KEYS",
+    "DEFAULT_BLOCK_SIZE",
+    "SweepResult",
+    "config_seed",
+    "expand_grid",
+    "load_sweep",
+    "load_sweep_spec",
+    "normalize_config",
+    "run_block",
+    "sweep",
+]
+
+#: Keys a config may have (``learner``, ``instance`` and ``horizon`` are required).
+CONFIG_KEYS = ("learner", "learner_params", "instance", "instance_params", "horizon", "backend",
+               "checkpoints")
+_REQUIRED = ("learner", "instance", "horizon")
+_PARAM_KEYS = ("learner_params", "instance_params")
+#: Keys that define the random experiment, hence the seed.
+_SEED_KEYS = ("learner", "learner_params", "instance", "instance_params", "horizon")
+#: Replications per block when ``block_size`` is not given.
+DEFAULT_BLOCK_SIZE = 100
+_SPEC_KEYS = ("base", "grid", "n_reps", "block_size", "seed", "out")
+
+
+# --------------------------------------------------------------------------
+# configs
+
+
+def _registries(learners, instances):
+    """The factory mappings to use (the package registries when None)."""
+    if learners is None:
+        from ..experts import LEARNERS as learners
+    elif not isinstance(learners, Mapping):
+        raise TypeError(f"learners must be a mapping of name -> factory, got {type(learners).__name__}")
+    if instances is None:
+        from ..experts.instances import INSTANCES as instances
+    elif not isinstance(instances, Mapping):
+        raise TypeError(f"instances must be a mapping of name -> factory, got {type(instances).__name__}")
+    return learners, instances
+
+
+def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None,
+                     name: str = "config") -> dict:
+    """Check a config and return its normal form (plain JSON data, defaults filled in).
+
+    Parameters
+    ----------
+    config : mapping
+        Keys :data:`CONFIG_KEYS`: ``learner`` and ``instance`` (registered
+        names), ``horizon`` (int), and optionally ``learner_params`` and
+        ``instance_params`` (mappings of keyword arguments for the factories,
+        default ``{}``), ``backend`` (default ``"numpy"``) and ``checkpoints``
+        (a list of rounds, default the log-spaced grid of :func:`sim.run`).
+    learners, instances : mapping of str to callable, optional
+        Factories by name; default :data:`expertlab.experts.LEARNERS` and
+        :data:`expertlab.experts.instances.INSTANCES`.
+    name : str
+        How to call the config in error messages.
+
+    Returns
+    -------
+    dict
+        With every key except ``checkpoints`` present; ``checkpoints`` only
+        when given, as a sorted list of distinct ints.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the offending key.
+
+    Examples
+    --------
+    >>> normalize_config({"learner": "hedge", "instance": "fair_coins", "horizon": 100})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'learner': 'hedge', 'learner_params': {}, 'instance': 'fair_coins',
+     'instance_params': {}, 'horizon': 100, 'backend': 'numpy'}
+    """
+    learners, instances = _registries(learners, instances)
+    if not isinstance(config, Mapping):
+        raise TypeError(f"{name} must be a mapping (a config dict), got {type(config).__name__}")
+    unknown = [k for k in config if k not in CONFIG_KEYS]
+    if unknown:
+        raise ValueError(f"{name} has unknown key(s) {unknown}; config keys are {list(CONFIG_KEYS)}")
+    missing = [k for k in _REQUIRED if k not in config]
+    if missing:
+        raise ValueError(f"{name} lacks required key(s) {missing}")
+    for key, registry in (("learner", learners), ("instance", instances)):
+        value = config[key]
+        if not isinstance(value, str):
+            raise TypeError(f"{name}[{key!r}] must be a registered name (str), got {type(value).__name__}")
+        if value not in registry:
+            raise ValueError(f"{name}: unknown {key} {value!r}; registered: {', '.join(sorted(registry))}")
+    params = {}
+    for key in _PARAM_KEYS:
+        value = config.get(key)
+        if value is None:
+            value = {}
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{name}[{key!r}] must be a mapping of keyword arguments, got {type(value).__name__}")
+        params[key] = json.loads(_storage.canonical_json(value, f"{name}[{key!r}]"))
+    horizon = check_int(config["horizon"], f"{name}['horizon']")
+    out = {"learner": config["learner"], "learner_params": params["learner_params"],
+           "instance": config["instance"], "instance_params": params["instance_params"],
+           "horizon": horizon}
+    backend = config.get("backend", "numpy")
+    try:
+        check_backend(backend)
+    except ValueError as exc:
+        raise ValueError(f"{name}['backend']: {exc}") from None
+    out["backend"] = backend
+    ckpts = config.get("checkpoints")
+    if ckpts is not None:
+        arr = np.asarray(ckpts)
+        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{name}['checkpoints'] must be a non-empty list of ints, got {ckpts!r}")
+        arr = np.unique(arr)
+        if arr[0] < 1 or arr[-1] > horizon:
+            raise ValueError(f"{name}['checkpoints'] must lie in [1, horizon={horizon}], got {ckpts!r}")
+        out["checkpoints"] = [int(x) for x in arr]
+    return out
+
+
+def _build(config: Mapping[str, Any], learners, instances):
+    """Build the (learner, instance) pair of a normalised config."""
+    learner = learners[config["learner"]](**config["learner_params"])
+    instance = instances[config["instance"]](**config["instance_params"])
+    return learner, instance
+
+
+def _check_buildable(config, learners, instances, name):
+    """Build a config once in the driver, so bad parameters fail before any task runs."""
+    try:
+        learner, _ = _build(config, learners, instances)
+    except TypeError as exc:
+        raise TypeError(f"{name}: {exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from exc
+    if getattr(learner, "feedback", "full") != "full":
+        raise ValueError(f"{name}: learner {config['learner']!r} declares feedback={learner.feedback!r}; "
+                         "sweeps drive full-information learners through sim.run")
+    if config["backend"] in ("numba", "cuda") and getattr(learner, "kernel", None) is None:
+        raise ValueError(f"{name}: learner {config['learner']!r} has no compiled kernel for "
+                         f"backend={config['backend']!r}; use backend='numpy'")
+
+
+def _check_root_seed(seed) -> int:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be a non-negative int (a sweep needs a fixed seed to be resumable), "
+                        f"got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    return int(seed)
+
+
+def config_seed(config: Mapping[str, Any], seed: int = 0) -> int:
+    """The seed of a normalised config under root seed ``seed``.
+
+    ``SeedSequence(entropy=seed, spawn_key=words)`` where ``words`` are the
+    first four 32-bit words of the SHA-256 of the canonical JSON of the
+    config's learner, instance, their parameters and horizon; the first
+    64-bit word it generates is the seed passed to :func:`sim.run`.
+
+    Parameters
+    ----------
+    config : mapping
+        A config as returned by :func:`normalize_config`.
+    seed : int
+        Root seed of the sweep.
+
+    Returns
+    -------
+    int
+        In ``[0, 2**64)``.
+
+    Examples
+    --------
+    >>> c = normalize_config({"learner": "hedge", "instance": "fair_coins", "horizon": 100})
+    >>> config_seed(c, 0) == config_seed(dict(c, backend="numba"), 0)
+    True
+    >>> config_seed(c, 0) == config_seed(c, 1)
+    False
+    """
+    seed = _check_root_seed(seed)
+    if not isinstance(config, Mapping):
+        raise TypeError(f"config must be a mapping, got {type(config).__name__}")
+    missing = [k for k in _SEED_KEYS if k not in config]
+    if missing:
+        raise ValueError(f"config lacks {missing}; pass it through normalize_config first")
+    digest = _storage.config_hash({k: config[k] for k in _SEED_KEYS})
+    words = tuple(int.from_bytes(digest[4 * j:4 * j + 4], "little") for j in range(4))
+    ss = np.random.SeedSequence(entropy=seed, spawn_key=words)
+    return int(ss.generate_state(1, dtype=np.uint64)[0])
+
+
+def expand_grid(base: Mapping[str, Any], grid: Mapping[str, list]) -> list[dict]:
+    """The configs of a grid: ``base`` with every combination of ``grid`` values.
+
+    Parameters
+    ----------
+    base : mapping
+        A config (see :func:`normalize_config`) shared by all grid points.
+    grid : mapping of str to list
+        Keys are config keys (``"horizon"``, ``"learner"``, ...) or dotted
+        keys into the parameter mappings (``"learner_params.eta"``,
+        ``"instance_params.n_experts"``); values are non-empty lists.  The
+        last key varies fastest.
+
+    Returns
+    -------
+    list of dict
+        ``prod(len(v) for v in grid.values())`` configs (deep copies).
+
+    Raises
+    ------
+    ValueError
+        For an unknown key, a dotted key that does not go into
+        ``learner_params``/``instance_params``, or an empty list.
+
+    Examples
+    --------
+    >>> base = {"learner": "hedge", "instance": "fair_coins", "horizon": 100}
+    >>> cfgs = expand_grid(base, {"instance_params.n_experts": [2, 8], "horizon": [10, 100]})
+    >>> [(c["instance_params"]["n_experts"], c["horizon"]) for c in cfgs]
+    [(2, 10), (2, 100), (8, 10), (8, 100)]
+    """
+    if not isinstance(base, Mapping):
+        raise TypeError(f"base must be a mapping (a config dict), got {type(base).__name__}")
+    if not isinstance(grid, Mapping):
+        raise TypeError(f"grid must be a mapping of key -> list of values, got {type(grid).__name__}")
+    unknown = [k for k in base if k not in CONFIG_KEYS]
+    if unknown:
+        raise ValueError(f"base has unknown key(s) {unknown}; config keys are {list(CONFIG_KEYS)}")
+    paths, values = [], []
+    for key, vals in grid.items():
+        if not isinstance(key, str):
+            raise TypeError(f"grid keys must be strings, got {type(key).__name__} {key!r}")
+        parts = key.split(".")
+        top = parts[0]
+        if top not in CONFIG_KEYS:
+            raise ValueError(f"grid has unknown key {key!r}; use a config key ({', '.join(CONFIG_KEYS)}) "
+                             "or a dotted key such as 'instance_params.n_experts'")
+        if len(parts) > 2 or (len(parts) == 2 and (top not in _PARAM_KEYS or not parts[1])):
+            raise ValueError(f"grid key {key!r}: only learner_params.<name> and instance_params.<name> "
+                             "may be dotted")
+        if isinstance(vals, (str, bytes, Mapping)) or not isinstance(vals, (list, tuple)):
+            raise TypeError(f"grid[{key!r}] must be a list of values, got {type(vals).__name__}")
+        if len(vals) == 0:
+            raise ValueError(f"grid[{key!r}] is empty; give at least one value")
+        paths.append(tuple(parts))
+        values.append(list(vals))
+    for a in paths:
+        for b in paths:
+            if a != b and b[:len(a)] == a:
+                raise ValueError(f"grid keys {'.'.join(a)!r} and {'.'.join(b)!r} overlap")
+    configs = []
+    for combo in itertools.product(*values):
+        cfg = copy.deepcopy(dict(base))
+        for path, value in zip(paths, combo):
+            if len(path) == 1:
+                cfg[path[0]] = copy.deepcopy(value)
+            else:
+                params = cfg.get(path[0])
+                if params is None:
+                    params = {}
+                elif not isinstance(params, Mapping):
+                    raise TypeError(f"base[{path[0]!r}] must be a mapping, got {type(params).__name__}")
+                cfg[path[0]] = {**params, path[1]: copy.deepcopy(value)}
+        configs.append(cfg)
+    return configs
+
+
+def load_sweep_spec(path) -> dict:
+    """Read a sweep file (JSON or TOML) into keyword arguments for :func:`sweep`.
+
+    The file has the keys ``base`` (a config, required), ``grid`` (dotted
+    keys to lists, optional, see :func:`expand_grid`), ``n_reps`` (required),
+    ``block_size`` (default :data:`DEFAULT_BLOCK_SIZE`), ``seed``
+    (default 0) and ``out`` (optional; a relative path is taken from the
+    sweep file's folder).  In TOML::
+
+        n_reps = 200
+        block_size = 50
+        seed = 1
+
+        [base]
+        learner = "hedge"
+        instance = "fair_coins"
+        horizon = 10000
+        backend = "numba"
+
+        [base.instance_params]
+        n_experts = 10
+
+        [grid]
+        "learner_params.schedule" = ["anytime", "doubling"]
+        "instance_params.n_experts" = [2, 10, 100]
+
+    and in JSON the same nesting:
+    ``{"base": {"learner": "hedge", ...}, "grid": {"learner_params.schedule": [...]}, "n_reps": 200}``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.json`` or ``.toml`` file.
+
+    Returns
+    -------
+    dict
+        ``{"configs": [...], "n_reps": int, "block_size": int, "seed": int}``,
+        plus ``"out"`` (a str) when the file names one; to be called as
+        ``sweep(**spec, scheduler=...)``.
+
+    Raises
+    ------
+    ValueError
+        For another file extension, an unparsable file, a missing or unknown
+        key, or a bad grid.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> text = '''
+    ... n_reps = 8
+    ... [base]
+    ... learner = "hedge"
+    ... instance = "fair_coins"
+    ... horizon = 50
+    ... [grid]
+    ... "instance_params.n_experts" = [2, 4]
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     p = pathlib.Path(tmp) / "sweep.toml"
+    ...     _ = p.write_text(text)
+    ...     spec = load_sweep_spec(p)
+    >>> len(spec["configs"]), spec["n_reps"], spec["block_size"], spec["seed"]
+    (2, 8, 100, 0)
+    """
+    import tomllib
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".json", ".toml"):
+        raise ValueError(f"path must end in .json or .toml, got {str(path)!r}")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"path {str(path)!r}: cannot read the sweep file ({exc})") from exc
+    try:
+        spec = json.loads(raw.decode("utf-8")) if suffix == ".json" else tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"path {str(path)!r}: not valid {suffix[1:].upper()} ({exc})") from exc
+    if not isinstance(spec, dict):
+        raise ValueError(f"path {str(path)!r}: the sweep file must hold a table/object at top level")
+    unknown = [k for k in spec if k not in _SPEC_KEYS]
+    if unknown:
+        raise ValueError(f"path {str(path)!r}: unknown key(s) {unknown}; sweep files have {list(_SPEC_KEYS)}")
+    for key in ("base", "n_reps"):
+        if key not in spec:
+            raise ValueError(f"path {str(path)!r}: missing required key {key!r}")
+    configs = expand_grid(spec["base"], spec.get("grid", {}))
+    args = {
+        "configs": configs,
+        "n_reps": check_int(spec["n_reps"], "n_reps"),
+        "block_size": check_int(spec.get("block_size", DEFAULT_BLOCK_SIZE), "block_size"),
+        "seed": _check_root_seed(spec.get("seed", 0)),
+    }
+    if "out" in spec:
+        if not isinstance(spec["out"], str) or not spec["out"]:
+            raise TypeError(f"path {str(path)!r}: 'out' must be a non-empty string, got {spec['out']!r}")
+        args["out"] = str(p.parent / spec["out"])
+    return args
+
+
+# --------------------------------------------------------------------------
+# the task
+
+
+def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: int, seed: int,
+              learners=None, instances=None) -> RunResult:
+    """Run one (config, block) task: the task function shipped to workers.
+
+    Builds the learner and instance from the config and runs replications
+    ``block * block_size .. min((block + 1) * block_size, n_reps) - 1`` with
+    :func:`sim.run`.  It takes plain data, writes nothing and is idempotent:
+    the same arguments give the same arrays on any worker.
+
+    Parameters
+    ----------
+    config : mapping
+        A normalised config (:func:`normalize_config`).
+    block : int
+        Block index ``k``.
+    block_size : int
+        Replications per block.
+    n_reps : int
+        Replications of the whole sweep (to size the last block).
+    seed : int
+        The config's seed (:func:`config_seed`), the same for all its blocks.
+    learners, instances : mapping, optional
+        Factories by name; default the package registries (imported in the
+        worker).
+
+    Returns
+    -------
+    RunResult
+        With ``rep_offset = block * block_size``.
+
+    Examples
+    --------
+    >>> c = normalize_config({"learner": "hedge", "instance": "fair_coins", "horizon": 30})
+    >>> res = run_block(c, 2, block_size=4, n_reps=10, seed=7)
+    >>> res.rep_offset, res.n_reps
+    (8, 2)
+    """
+    from ._run import run
+
+    learners, instances = _registries(learners, instances)
+    block_size = check_int(block_size, "block_size")
+    n_reps = check_int(n_reps, "n_reps")
+    block = check_int(block, "block", minimum=0, maximum=(n_reps - 1) // block_size)
+    rep_offset = block * block_size
+    size = min(block_size, n_reps - rep_offset)
+    learner, instance = _build(config, learners, instances)
+    return run(learner, instance, config["horizon"], size, seed, config["backend"],
+               rep_offset=rep_offset, checkpoints=config.get("checkpoints"))
+
+
+def _init_worker() -> None:
+    """Initialiser of the default process pool: one Numba thread per worker process."""
+    try:
+        import numba
+
+        numba.set_num_threads(1)
+    except Exception:  # pragma: no cover - numba's threading layer unavailable
+        pass
+
+
+# --------------------------------------------------------------------------
+# results
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class SweepResult:
+    """The results of a sweep, one concatenated :class:`RunResult` per config.
+
+    Attributes
+    ----------
+    configs : tuple of dict
+        Normalised configs, in the order given.
+    config_ids : tuple of str
+        Their ids (folder names under ``out``).
+    seeds : tuple of int
+        Their derived seeds (see :func:`config_seed`).
+    results : tuple of RunResult
+        All ``n_reps`` replications of each config (``RunResult.concat`` of
+        its blocks).
+    n_reps, block_size, seed : int
+        Settings of the sweep (``seed`` is the root seed).
+    out : str or None
+        The sweep folder, if any.
+    n_computed, n_loaded : int
+        Blocks computed by this call and blocks loaded from ``out``.
+    wall_time : float
+        Seconds spent in the call.
+    """
+
+    configs: tuple
+    config_ids: tuple
+    seeds: tuple
+    results: tuple
+    n_reps: int
+    block_size: int
+    seed: int
+    out: str | None
+    n_computed: int
+    n_loaded: int
+    wall_time: float
+
+    def __len__(self) -> int:
+        return len(self.configs)
+
+    def __repr__(self) -> str:
+        return (f"SweepResult({len(self)} configs, n_reps={self.n_reps}, block_size={self.block_size}, "
+                f"seed={self.seed}, out={self.out!r}, computed={self.n_computed}, loaded={self.n_loaded})")
+
+    def result(self, key) -> RunResult:
+        """The :class:`RunResult` of config ``key`` (an index or a config id)."""
+        if isinstance(key, str):
+            if key not in self.config_ids:
+                raise KeyError(f"no config with id {key!r}; ids are {list(self.config_ids)}")
+            return self.results[self.config_ids.index(key)]
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+            raise TypeError(f"key must be an int index or a config id, got {type(key).__name__}")
+        return self.results[key]
+
+    def summary(self, metric: str = "regret") -> list[dict]:
+        """One row per config: the mean and standard error of ``metric`` at the last checkpoint.
+
+        Parameters
+        ----------
+        metric : str
+            ``"regret"`` or a metric of the runs (``"tracking_regret"``, ...).
+
+        Returns
+        -------
+        list of dict
+            Keys ``config_id``, ``learner``, ``learner_params``, ``instance``,
+            ``instance_params``, ``horizon``, ``backend``, ``n_reps``,
+            ``metric``, ``mean``, ``stderr``, ``wall_time``; ready for
+            ``pandas.DataFrame(rows)``.
+
+        Examples
+        --------
+        >>> res = sweep([{"learner": "hedge", "instance": "fair_coins", "horizon": 20}], n_reps=4,
+        ...             executor="serial")
+        >>> row = res.summary()[0]
+        >>> row["instance"], row["n_reps"], row["mean"] == float(res.results[0].mean()[-1])
+        ('fair_coins', 4, True)
+        >>> res.summary_text().splitlines()[0].split()[:3]
+        ['config_id', 'learner', 'instance']
+        """
+        rows = []
+        for cid, cfg, res in zip(self.config_ids, self.configs, self.results):
+            rows.append({
+                "config_id": cid,
+                "learner": cfg["learner"],
+                "learner_params": cfg["learner_params"],
+                "instance": cfg["instance"],
+                "instance_params": cfg["instance_params"],
+                "horizon": cfg["horizon"],
+                "backend": cfg["backend"],
+                "n_reps": res.n_reps,
+                "metric": metric,
+                "mean": float(res.mean(metric)[-1]),
+                "stderr": float(res.stderr(metric)[-1]),
+                "wall_time": float(res.wall_time),
+            })
+        return rows
+
+    def summary_text(self, metric: str = "regret") -> str:
+        """:meth:`summary` as a fixed-width text table."""
+        def label(name, params):
+            return f"{name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+        head = ("config_id", "learner", "instance", "horizon", "backend", "n_reps", f"{metric} (mean ± se)",
+                "wall_s")
+        body = [(r["config_id"], label(r["learner"], r["learner_params"]),
+                 label(r["instance"], r["instance_params"]), str(r["horizon"]), r["backend"], str(r["n_reps"]),
+                 f"{r['mean']:.4g} ± {r['stderr']:.2g}", f"{r['wall_time']:.2f}")
+                for r in self.summary(metric)]
+        widths = [max(len(row[j]) for row in [head, *body]) for j in range(len(head))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [head, *body]]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# executors
+
+
+def _mp_context():
+    """Start method of the default pool: never plain ``fork``.
+
+    Forking a driver that already runs Numba or Dask threads can deadlock.
+    Where available a fork server is used, with this module preloaded: the
+    package is imported once in a single-threaded server and workers fork
+    from it, instead of each importing it afresh as under ``spawn``.
+    """
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([__name__])
+        return ctx
+    return multiprocessing.get_context("spawn")  # pragma: no cover - Windows
+
+
+@contextlib.contextmanager
+def _open_executor(executor, scheduler):
+    """Yield the executor to submit to (or ``"serial"``); close what this call created."""
+    if scheduler is not None:
+        if executor is not None:
+            raise ValueError("give either executor or scheduler, not both")
+        if not isinstance(scheduler, str):
+            raise TypeError(f"scheduler must be an address string such as 'tcp://host:8786', "
+                            f"got {type(scheduler).__name__}")
+        try:
+            import distributed
+        except ImportError as exc:
+            raise ImportError("sweep(scheduler=...) needs dask.distributed; install the 'dask' extra: "
+                              "pip install 'expertlab[dask]'") from exc
+        client = distributed.Client(scheduler)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    if executor is None:
+        pool = cf.ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=_mp_context(),
+                                      initializer=_init_worker)
+        try:
+            yield pool
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return
+    if isinstance(executor, str):
+        if executor != "serial":
+            raise ValueError(f"executor must be 'serial', None or an Executor, got {executor!r}")
+        yield "serial"
+        return
+    if not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must have a submit method (a concurrent.futures.Executor or a "
+                        f"dask.distributed.Client), got {type(executor).__name__}")
+    yield executor
+
+
+def _completed(executor, tasks, args_of) -> Iterator[tuple[Any, RunResult | None, BaseException | None]]:
+    """Yield ``(task, result, error)`` as tasks finish, in completion order."""
+    if executor == "serial":
+        for task in tasks:
+            try:
+                res = run_block(*args_of(task))
+            except Exception as exc:
+                yield task, None, exc
+            else:
+                yield task, res, None
+        return
+    futures = {}
+    try:
+        for task in tasks:
+            futures[executor.submit(run_block, *args_of(task))] = task
+        if all(isinstance(f, cf.Future) for f in futures):
+            done_iter = cf.as_completed(list(futures))
+        else:
+            import distributed
+
+            done_iter = distributed.as_completed(list(futures))
+        for fut in done_iter:
+            task = futures.pop(fut)
+            try:
+                res = fut.result()
+            except Exception as exc:
+                yield task, None, exc
+            else:
+                yield task, res, None
+    finally:
+        for fut in futures:
+            fut.cancel()
+
+
+# --------------------------------------------------------------------------
+# stored blocks
+
+
+def _stored_block(directory: Path, k: int, *, seed: int, rep_offset: int, size: int,
+                  block_size: int) -> RunResult | None:
+    """The stored block ``k`` if it is finished and is what the sweep asks for, else None.
+
+    Raises ValueError when the stored block contradicts the request in a way
+    that recomputing would hide (another block size or seed).
+    """
+    try:
+        res = _storage.load_block(directory, k)
+    except _storage.BlockError:
+        return None
+    if res.seed != seed:
+        raise ValueError(f"{directory}/block_{k} was computed with seed {res.seed}, but this sweep derives "
+                         f"{seed} for the config (another root seed?); use another out")
+    if res.rep_offset != rep_offset:
+        raise ValueError(f"{directory}/block_{k} holds replications from {res.rep_offset}, but block_size="
+                         f"{block_size} puts block {k} at {rep_offset}; rerun with the block_size used "
+                         "before or use another out")
+    if res.n_reps < size:
+        return None  # a last block of a smaller sweep: recompute it in full
+    if res.n_reps > size:
+        raise ValueError(f"{directory}/block_{k} holds {res.n_reps} replications but this sweep wants "
+                         f"{size}; n_reps must not shrink below what out holds (use another out)")
+    return res
+
+
+def _check_config_folder(directory: Path, config: dict, seed: int, root_seed: int) -> None:
+    meta = _storage.read_config(directory)
+    if meta is None:
+        _storage.write_config(directory, config, seed=seed, root_seed=root_seed)
+        return
+    if _storage.canonical_json(meta["config"]) != _storage.canonical_json(config):
+        raise ValueError(f"{directory}/config.json holds another config with the same id (hash "
+                         "collision or edited file); use another out")
+    if meta["seed"] != seed:
+        raise ValueError(f"{directory} holds results for seed {meta['seed']}, but this sweep derives {seed} "
+                         f"(root seed {root_seed}, was {meta.get('root_seed')}); use another out")
+
+
+# --------------------------------------------------------------------------
+# sweep
+
+
+def _blocks(n_reps: int, block_size: int) -> list[tuple[int, int, int]]:
+    """``(k, rep_offset, size)`` of every block."""
+    n_blocks = math.ceil(n_reps / block_size)
+    return [(k, k * block_size, min(block_size, n_reps - k * block_size)) for k in range(n_blocks)]
+
+
+def _show_progress(progress) -> bool:
+    if progress is None:
+        try:
+            return sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            return False
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
+    return bool(progress)
+
+
+def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: int = 0, out=None,
+          executor=None, scheduler: str | None = None, progress: bool | None = None,
+          learners: Mapping | None = None, instances: Mapping | None = None) -> SweepResult:
+    """Run ``n_reps`` replications of every config, in resumable blocks.
+
+    Parameters
+    ----------
+    configs : list of dict, or {"base": dict, "grid": dict}
+        Configs (see :func:`normalize_config`), or a grid spec expanded with
+        :func:`expand_grid`.  Configs must be distinct.
+    n_reps : int
+        Replications per config.
+    block_size : int
+        Replications per task; block ``k`` holds replications
+        ``k * block_size ..``.  The numbers do not depend on it, but resuming
+        into ``out`` needs the block size used before.
+    seed : int
+        Root seed; each config's seed is :func:`config_seed` of it.
+    out : str or path-like, optional
+        Sweep folder.  Each block is written there as soon as it finishes
+        (layout in :mod:`expertlab.sim._storage`) and blocks already there
+        are loaded instead of computed.  Without ``out`` nothing is written.
+    executor : None, "serial" or Executor
+        None: a local :class:`~concurrent.futures.ProcessPoolExecutor` with
+        ``os.cpu_count()`` workers (``forkserver`` start method where
+        available, else ``spawn``; one Numba thread each), shut down at the
+        end; scripts using it need the usual ``if __name__ == "__main__":``
+        guard.  ``"serial"``: run in this process.
+        Otherwise any object whose ``submit`` returns
+        :mod:`concurrent.futures` or Dask futures (a ``ThreadPoolExecutor``,
+        a ``dask.distributed.Client``, ...); it is left open.  Its workers must
+        be able to import :mod:`expertlab` and the factories.
+    scheduler : str, optional
+        Address of a Dask scheduler (``"tcp://host:8786"``): a
+        ``distributed.Client`` is opened on it for this call (needs the
+        ``dask`` extra).  Exclusive with ``executor``.
+    progress : bool, optional
+        Show a tqdm bar over blocks on stderr; default: when stderr is a
+        terminal.
+    learners, instances : mapping of str to callable, optional
+        Factories by name, instead of :data:`expertlab.experts.LEARNERS` and
+        :data:`expertlab.experts.instances.INSTANCES`.  For process or Dask
+        workers they must be importable top-level functions.
+
+    Returns
+    -------
+    SweepResult
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad arguments or configs (before anything runs), and when ``out``
+        holds blocks of this sweep made with another block size or seed.
+    RuntimeError
+        If some tasks failed; the other blocks are stored in ``out`` first.
+
+    Notes
+    -----
+    Tasks return their arrays and the driver writes them (workers never
+    touch ``out``).  Only one sweep may write into a given ``out`` at a time;
+    ``<out>/sweep.json`` records the latest sweep, which :func:`load_sweep`
+    reads back.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> cfgs = expand_grid({"learner": "hedge", "instance": "fair_coins", "horizon": 50},
+    ...                    {"instance_params.n_experts": [2, 4]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     res = sweep(cfgs, n_reps=6, block_size=4, executor="serial", out=tmp)
+    ...     again = sweep(cfgs, n_reps=6, block_size=4, executor="serial", out=tmp)
+    >>> res.n_computed, again.n_computed, again.n_loaded
+    (4, 0, 4)
+    >>> bool((res.results[1].regret == again.results[1].regret).all())
+    True
+    """
+    t0 = time.perf_counter()
+    learners_arg, instances_arg = learners, instances
+    learners, instances = _registries(learners, instances)
+    if isinstance(configs, Mapping):
+        if set(configs) - {"base", "grid"} or "base" not in configs:
+            raise TypeError("configs must be a list of config dicts or a grid spec {'base': ..., 'grid': ...}; "
+                            "wrap a single config in a list")
+        configs = expand_grid(configs["base"], configs.get("grid", {}))
+    if isinstance(configs, (str, bytes)) or not hasattr(configs, "__iter__"):
+        raise TypeError(f"configs must be a list of config dicts, got {type(configs).__name__}")
+    configs = [normalize_config(c, learners=learners, instances=instances, name=f"configs[{i}]")
+               for i, c in enumerate(configs)]
+    if not configs:
+        raise ValueError("configs is empty; give at least one config")
+    n_reps = check_int(n_reps, "n_reps")
+    block_size = check_int(block_size, "block_size")
+    root_seed = _check_root_seed(seed)
+    show = _show_progress(progress)
+    ids = [_storage.config_id(c) for c in configs]
+    first = {}
+    for i, cid in enumerate(ids):
+        if cid in first:
+            raise ValueError(f"configs[{first[cid]}] and configs[{i}] are the same config")
+        first[cid] = i
+    for i, c in enumerate(configs):
+        _check_buildable(c, learners, instances, f"configs[{i}]")
+    seeds = [config_seed(c, root_seed) for c in configs]
+    blocks = _blocks(n_reps, block_size)
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out must be a folder path (str or path-like) or None, got {type(out).__name__}")
+    out_path = Path(out) if out is not None else None
+    if executor is not None and scheduler is not None:
+        raise ValueError("give either executor or scheduler, not both")
+
+    done: dict[tuple[int, int], RunResult] = {}
+    if out_path is not None:
+        out_path.mkdir(parents=True, exist_ok=True)
+        for i, (c, cid) in enumerate(zip(configs, ids)):
+            directory = out_path / cid
+            _check_config_folder(directory, c, seeds[i], root_seed)
+            for k, off, size in blocks:
+                res = _stored_block(directory, k, seed=seeds[i], rep_offset=off, size=size,
+                                    block_size=block_size)
+                if res is not None:
+                    done[(i, k)] = res
+        _storage.write_manifest(out_path, config_ids=ids, n_reps=n_reps, block_size=block_size, seed=root_seed)
+    n_loaded = len(done)
+    todo = [(i, k) for i in range(len(configs)) for k, _, _ in blocks if (i, k) not in done]
+
+    def args_of(task):
+        i, k = task
+        return (configs[i], k, block_size, n_reps, seeds[i], learners_arg, instances_arg)
+
+    from tqdm import tqdm
+
+    errors = []
+    if todo:
+        with _open_executor(executor, scheduler) as ex, \
+                tqdm(total=len(configs) * len(blocks), initial=n_loaded, desc="sweep", unit="block",
+                     disable=not show, file=sys.stderr) as bar:
+            for (i, k), res, exc in _completed(ex, todo, args_of):
+                if exc is not None:
+                    errors.append(((i, k), exc))
+                    continue
+                if out_path is not None:
+                    _storage.write_block(out_path / ids[i], k, res, config=configs[i], block_size=block_size)
+                done[(i, k)] = res
+                bar.update(1)
+    if errors:
+        (i, k), exc = errors[0]
+        saved = f"; the {len(done)} finished blocks are stored in {str(out_path)!r}" if out_path else ""
+        raise RuntimeError(f"{len(errors)} of {len(todo)} sweep tasks failed{saved}. First failure: "
+                           f"configs[{i}] block {k}: {type(exc).__name__}: {exc}") from exc
+    results = tuple(RunResult.concat([done[(i, k)] for k, _, _ in blocks]) for i in range(len(configs)))
+    return SweepResult(
+        configs=tuple(configs),
+        config_ids=tuple(ids),
+        seeds=tuple(seeds),
+        results=results,
+        n_reps=n_reps,
+        block_size=block_size,
+        seed=root_seed,
+        out=str(out_path) if out_path is not None else None,
+        n_computed=len(done) - n_loaded,
+        n_loaded=n_loaded,
+        wall_time=time.perf_counter() - t0,
+    )
+
+
+def load_sweep(out, *, allow_incomplete: bool = False) -> SweepResult:
+    """Load the latest sweep stored in ``out`` without computing anything.
+
+    Parameters
+    ----------
+    out : str or path-like
+        A folder written by :func:`sweep`.
+    allow_incomplete : bool
+        If False (default) every block must be there.  If True each config
+        keeps its finished blocks from replication 0 up to the first missing
+        one, and configs with none are left out.
+
+    Returns
+    -------
+    SweepResult
+        With ``n_loaded`` blocks and ``n_computed = 0``.
+
+    Raises
+    ------
+    ValueError
+        If ``out`` is not a sweep folder, or blocks are missing and
+        ``allow_incomplete`` is False.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> cfg = {"learner": "hedge", "instance": "fair_coins", "horizon": 40}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     res = sweep([cfg], n_reps=5, block_size=2, executor="serial", out=tmp)
+    ...     back = load_sweep(tmp)
+    >>> back.n_loaded, bool((back.results[0].regret == res.results[0].regret).all())
+    (3, True)
+    """
+    t0 = time.perf_counter()
+    if not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out must be a folder path (str or path-like), got {type(out).__name__}")
+    if not isinstance(allow_incomplete, (bool, np.bool_)):
+        raise TypeError(f"allow_incomplete must be a bool, got {type(allow_incomplete).__name__}")
+    out_path = Path(out)
+    man = _storage.read_manifest(out_path)
+    n_reps = check_int(man["n_reps"], "n_reps in sweep.json")
+    block_size = check_int(man["block_size"], "block_size in sweep.json")
+    blocks = _blocks(n_reps, block_size)
+    configs, ids, seeds, results = [], [], [], []
+    n_loaded, n_missing = 0, 0
+    for cid in man["config_ids"]:
+        directory = out_path / cid
+        meta = _storage.read_config(directory)
+        if meta is None:
+            n_missing += len(blocks)
+            continue
+        got = []
+        for k, off, size in blocks:
+            res = _stored_block(directory, k, seed=meta["seed"], rep_offset=off, size=size,
+                                block_size=block_size)
+            if res is None:
+                n_missing += len(blocks) - k
+                break
+            got.append(res)
+        if not got:
+            continue
+        n_loaded += len(got)
+        configs.append(meta["config"])
+        ids.append(cid)
+        seeds.append(meta["seed"])
+        results.append(RunResult.concat(got))
+    if n_missing and not allow_incomplete:
+        raise ValueError(f"the sweep in out={str(out)!r} is incomplete: {n_missing} of "
+                         f"{len(man['config_ids']) * len(blocks)} blocks are missing (counting from the first "
+                         "gap of each config); rerun sweep() with this out to finish it, or pass "
+                         "allow_incomplete=True")
+    return SweepResult(
+        configs=tuple(configs),
+        config_ids=tuple(ids),
+        seeds=tuple(seeds),
+        results=tuple(results),
+        n_reps=n_reps,
+        block_size=block_size,
+        seed=int(man["seed"]),
+        out=str(out_path),
+        n_computed=0,
+        n_loaded=n_loaded,
+        wall_time=time.perf_counter() - t0,
+    )
