@@ -108,22 +108,26 @@ def fair_coins_expected_regret(horizon: int, n_experts: int) -> float:
     >>> round(fair_coins_expected_regret(100, 2), 4)
     2.8174
     """
-    from scipy.stats import binom
-
     horizon = check_int(horizon, "horizon")
     n_experts = check_int(n_experts, "n_experts")
-    k = np.arange(1, horizon + 1)
-    tail = binom.sf(k - 1, horizon, 0.5)  # P(B >= k)
-    return float(horizon / 2 - np.sum(tail ** n_experts))
+    pmf = _half_binomial_pmf(horizon)
+    tail = np.cumsum(pmf[::-1])[::-1][1:]  # P(B >= k) for k = 1..T
+    return float(horizon / 2 - np.sum(np.minimum(tail, 1.0) ** n_experts))
+
+
+def _half_binomial_pmf(horizon: int) -> np.ndarray:
+    """``P(B = k)``, ``k = 0..T``, for ``B ~ Bin(T, 1/2)``, from log-gamma (stable for large T)."""
+    from scipy.special import gammaln
+
+    k = np.arange(horizon + 1)
+    return np.exp(gammaln(horizon + 1) - gammaln(k + 1) - gammaln(horizon - k + 1) - horizon * np.log(2.0))
 
 
 def _anti_expected_regret(horizon: int) -> float:
     """``E|B - T/2|`` for ``B ~ Bin(T, 1/2)``: the exact expected regret of any learner."""
-    from scipy.stats import binom
-
     horizon = check_int(horizon, "horizon")
     k = np.arange(horizon + 1)
-    return float(np.sum(binom.pmf(k, horizon, 0.5) * np.abs(k - horizon / 2)))
+    return float(np.sum(_half_binomial_pmf(horizon) * np.abs(k - horizon / 2)))
 
 
 # --------------------------------------------------------------------------
