@@ -9,7 +9,7 @@ EXPERIMENTS = sim.discover()
 
 def test_every_registered_claim_has_an_experiment():
     checked = {e.claim for e in EXPERIMENTS}
-    missing = sorted(set(sim.claims()) - checked - {n for n in sim.claims() if n.startswith("t.")})
+    missing = sorted(set(sim.claims()) - checked - {n for n in sim.claims() if n.startswith("test.")})
     assert not missing, f"claims without an experiment: {missing}"
 
 

@@ -8,7 +8,7 @@ from expertlab.sim import RateClaim, check_rate
 
 
 def _claim(**kw):
-    base = dict(name="t.demo", quantity="regret", variable="T", law="power", predicted=0.5, tolerance=0.02,
+    base = dict(name="test.demo", quantity="regret", variable="T", law="power", predicted=0.5, tolerance=0.02,
                 source="synthetic")
     return RateClaim(**(base | kw))
 
@@ -83,9 +83,9 @@ def test_bad_inputs():
 
 
 def test_registry_rejects_conflicting_claims():
-    c = _claim(name="t.registry")
+    c = _claim(name="test.registry")
     sim.register_claims(c)
     sim.register_claims(c)  # same claim again is fine
     with pytest.raises(ValueError, match="already registered"):
-        sim.register_claims(_claim(name="t.registry", predicted=1.0))
-    assert sim.get_claim("t.registry") == c
+        sim.register_claims(_claim(name="test.registry", predicted=1.0))
+    assert sim.get_claim("test.registry") == c

@@ -1,0 +1,120 @@
+import json
+import textwrap
+
+import pytest
+
+from expertlab import cli
+
+
+def test_list(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "hedge" in out and "fair_coins" in out and "hedge.regret-vs-T" in out
+
+
+def test_run_json(capsys):
+    assert cli.main(["run", "hedge", "--instance", "fair_coins", "--instance-param", "n_experts=3",
+                     "--param", "eta=0.5", "--horizon", "100", "--reps", "20", "--seed", "4", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["learner_params"] == {"eta": 0.5, "schedule": "fixed"}
+    assert rec["instance_params"] == {"n_experts": 3}
+    assert rec["checkpoints"][-1] == 100 and len(rec["metrics"]["regret"]["mean"]) == len(rec["checkpoints"])
+
+
+def test_run_table(capsys):
+    assert cli.main(["run", "hedge", "--instance", "needle", "--horizon", "1000", "--reps", "10",
+                     "--backend", "numpy"]) == 0
+    out = capsys.readouterr().out
+    assert "pseudo_regret" in out and "1000" in out
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["run", "nope", "--instance", "fair_coins"], "unknown learner"),
+        (["run", "hedge", "--instance", "nope"], "unknown instance"),
+        (["run", "hedge", "--instance", "fair_coins", "--param", "eta=-1"], "eta"),
+        (["run", "hedge", "--instance", "fair_coins", "--param", "eta"], "key=value"),
+        (["run", "hedge", "--instance", "fair_coins", "--horizon", "0"], "horizon"),
+    ],
+)
+def test_run_errors(argv, match):
+    with pytest.raises(SystemExit, match=match):
+        cli.main(argv)
+
+
+SIM = '''
+import numpy as np
+from expertlab import sim
+from expertlab.experts import hedge, instances
+
+sim.register_claims(sim.RateClaim("test.cli-{name}", "regret", "T", "power", {pred}, 0.05,
+                                  source="test", fit_decades=1.0))
+
+
+def measure(s, backend, seed):
+    res = sim.run(hedge(), instances.fair_coins(4), horizon=s["horizon"], n_reps=s["n_reps"], seed=seed,
+                  backend=sim.pick_backend(hedge(), backend))
+    return sim.Measurement(res.checkpoints, res.regret, "T", "regret")
+
+
+EXPERIMENTS = [sim.Experiment("test.cli-{name}", measure, quick=dict(horizon=2000, n_reps=200),
+                              full=dict(horizon=2000, n_reps=200))]
+'''
+
+
+def _sims(tmp_path, name, pred):
+    d = tmp_path / "sims" / "fam"
+    d.mkdir(parents=True)
+    (d / f"{name}.py").write_text(SIM.format(name=name, pred=pred))
+    return tmp_path / "sims"
+
+
+def test_rates_pass_writes_plot_and_report(tmp_path, capsys):
+    sims = _sims(tmp_path, "good", 0.5)
+    out = tmp_path / "out"
+    code = cli.main(["rates", "--quick", "--sims", str(sims), "--only", "test.cli-good", "--out", str(out),
+                     "--backend", "numpy"])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "pass" in text
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["claims"][0]["claim"] == "test.cli-good" and rep["claims"][0]["passed"]
+    assert (out / "test.cli-good.png").stat().st_size > 1000
+
+
+def test_rates_fail_exits_nonzero(tmp_path, capsys):
+    sims = _sims(tmp_path, "bad", 1.0)
+    code = cli.main(["rates", "--quick", "--sims", str(sims), "--only", "test.cli-bad", "--out", str(tmp_path / "o"),
+                     "--backend", "numpy"])
+    assert code == 1
+    assert "FAIL" in capsys.readouterr().out
+
+
+def test_rates_unknown_pattern(tmp_path):
+    sims = _sims(tmp_path, "x", 0.5)
+    with pytest.raises(SystemExit, match="no claim matches"):
+        cli.main(["rates", "--sims", str(sims), "--only", "zzz*", "--out", str(tmp_path / "o")])
+
+
+def test_sweep_command(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(textwrap.dedent("""
+        n_reps = 6
+        block_size = 4
+        seed = 1
+        [base]
+        learner = "hedge"
+        instance = "fair_coins"
+        horizon = 50
+        [grid]
+        "instance_params.n_experts" = [2, 3]
+    """))
+    out = tmp_path / "res"
+    assert cli.main(["sweep", str(spec), "--out", str(out)]) == 0
+    first = capsys.readouterr().out
+    assert "fair_coins" in first
+    files = sorted(p.name for p in out.rglob("block_*.npz"))
+    assert len(files) == 4  # 2 configs x 2 blocks
+    assert cli.main(["sweep", str(spec), "--out", str(out)]) == 0  # resumes: nothing recomputed
+    assert sorted(p.name for p in out.rglob("block_*.npz")) == files
