@@ -7,14 +7,35 @@ after the algorithm; :data:`LEARNERS` maps registered names to factories and
 
 from ..sim._rates import document_claims as _document_claims
 from . import _claims, instances
+from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
+from ._boa import BOAState, boa
 from ._hedge import HedgeState, hedge
+from ._mlprod import MLProdState, ml_prod
+from ._squint import SquintState, squint
 
 #: Registered learner factories, by name (used by the CLI and sweeps).
 LEARNERS = {
     "hedge": hedge,
+    "squint": squint,
+    "ml_prod": ml_prod,
+    "boa": boa,
+    "adanormalhedge": adanormalhedge,
 }
 
 for _name, _factory in LEARNERS.items():
     _document_claims(_factory, _name)
 
-__all__ = ["instances", "hedge", "HedgeState", "LEARNERS"]
+__all__ = [
+    "LEARNERS",
+    "instances",
+    "hedge",
+    "HedgeState",
+    "squint",
+    "SquintState",
+    "ml_prod",
+    "MLProdState",
+    "boa",
+    "BOAState",
+    "adanormalhedge",
+    "AdaNormalHedgeState",
+]

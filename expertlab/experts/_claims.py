@@ -80,9 +80,9 @@ for _name in ("squint", "ml_prod", "boa", "adanormalhedge"):
             name=f"{_name}.easy-flat",
             quantity="regret", variable="T", law="power", predicted=0.0, tolerance=0.1,
             source={
-                "squint": "Koolen & van Erven, COLT 2015, Thm 3 (second-order quantile bound)",
-                "ml_prod": "Gaillard, Stoltz & van Erven, COLT 2014, Cor 4 (second-order bound)",
-                "boa": "Wintenberger, Machine Learning 2017, Thm 3.3 (second-order bound)",
+                "squint": "Koolen & van Erven, COLT 2015, Lemma 1 and the quantile regret bound built on it",
+                "ml_prod": "Gaillard, Stoltz & van Erven, COLT 2014, second-order bound of ML-Prod",
+                "boa": "Wintenberger, Machine Learning 2017, second-order bound of BOA (adaptive rates)",
                 "adanormalhedge": "Luo & Schapire, COLT 2015, Thm 1 (sqrt(C ln) bound, C small)",
             }[_name],
             learner=_name, fit_decades=2.0,

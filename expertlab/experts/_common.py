@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .._backend import get_namespace
+from .._backend import asnumpy, get_namespace
 from .._validation import check_awake, check_losses, check_int
 
 __all__ = ["instant_regret", "masked_softmax", "normalise", "check_round", "check_init"]
@@ -83,3 +83,68 @@ def awake_count(awake, like):
 
 def as_int_array(t, xp=np):
     return xp.asarray(t, dtype=xp.int64)
+
+
+# --------------------------------------------------------------------------
+# helpers shared by the prior-weighted aggregators
+
+
+def _check_prior(prior):
+    """Return ``prior`` as a 1-D float64 NumPy array on the simplex, or ``None``."""
+    if prior is None:
+        return None
+    if isinstance(prior, (str, bytes)) or not hasattr(prior, "__len__") and not hasattr(prior, "shape"):
+        raise TypeError(f"prior must be a 1-D array of weights on the simplex, got {type(prior).__name__}")
+    try:
+        arr = np.asarray(asnumpy(prior), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"prior must be a 1-D array of real weights, got {prior!r}") from exc
+    if arr.ndim != 1 or arr.size < 1:
+        raise ValueError(f"prior must be a non-empty 1-D array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("prior contains NaN or infinite values")
+    if np.any(arr < 0):
+        raise ValueError("prior has negative entries; expected weights on the simplex")
+    if abs(float(arr.sum()) - 1.0) > 1e-9 * max(1, arr.size):
+        raise ValueError(f"prior must sum to 1, got sum {float(arr.sum())!r}")
+    return arr
+
+
+def _log_prior(prior, n_reps, n_experts, xp):
+    """``(n_reps, n_experts)`` array of ``log(prior)`` (uniform when ``prior`` is None)."""
+    if prior is None:
+        lp = np.full(n_experts, -math.log(n_experts))
+    else:
+        if prior.size != n_experts:
+            raise ValueError(f"prior has {prior.size} entries but the learner was initialised with "
+                             f"n_experts={n_experts}")
+        with np.errstate(divide="ignore"):
+            lp = np.log(prior)
+    return xp.zeros((n_reps, n_experts)) + xp.asarray(lp)[None, :]
+
+
+def _prior_softmax(logits, log_prior, awake=None):
+    """Row-wise softmax of ``logits`` over awake experts.
+
+    ``logits`` may hold ``-inf`` (zero weight).  Rows whose awake logits are all
+    ``-inf`` fall back to the prior restricted to the awake experts, and to the
+    uniform distribution on them if the prior puts no mass there.
+    """
+    xp = get_namespace(logits)
+    if awake is not None:
+        logits = xp.where(awake, logits, -xp.inf)
+    m = xp.max(logits, axis=-1, keepdims=True)
+    ok = xp.isfinite(m)
+    w = xp.exp(logits - xp.where(ok, m, 0.0))
+    w = w / xp.where(ok, xp.sum(w, axis=-1, keepdims=True), 1.0)
+    fallback = normalise(xp.exp(log_prior), awake)
+    return xp.where(ok, w, fallback)
+
+
+def _special(xp):
+    """``scipy.special`` for NumPy arrays, ``cupyx.scipy.special`` for CuPy arrays."""
+    if "cupy" in getattr(xp, "__name__", ""):
+        import cupyx.scipy.special as sp  # pragma: no cover - needs a GPU
+    else:
+        import scipy.special as sp
+    return sp

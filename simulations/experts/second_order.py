@@ -1,0 +1,40 @@
+"""
+Second-order and quantile methods
+=================================
+
+Squint, ML-Prod, BOA and AdaNormalHedge with a perfect expert: regret bounded in T.
+"""
+
+from expertlab import sim
+from expertlab.experts import LEARNERS, hedge, instances
+
+try:
+    from ._common import horizon_run, main
+except ImportError:  # run as a script
+    import sys, pathlib  # noqa: E401
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from _common import horizon_run, main
+
+
+def _easy(name):
+    def measure(s, backend, seed):
+        inst = instances.needle(s["n_experts"], gap=0.5)  # expert 0 never loses: L* = 0
+        base = sim.run(hedge(), inst, horizon=s["horizon"], n_reps=min(s["n_reps"], 100), seed=seed,
+                       backend=sim.pick_backend(hedge(), backend))
+        return horizon_run(LEARNERS[name](), inst, s, backend, seed,
+                           curves={"anytime Hedge (not adaptive)": (base.checkpoints, base.mean())})
+
+    return measure
+
+
+EXPERIMENTS = [
+    sim.Experiment(f"{name}.easy-flat", _easy(name),
+                   quick=dict(horizon=3000, n_experts=10, n_reps=100),
+                   full=dict(horizon=1_000_000, n_experts=10, n_reps=500),
+                   title=f"{name} with a perfect expert: regret flat in T")
+    for name in ("squint", "ml_prod", "boa", "adanormalhedge")
+]
+
+if __name__ == "__main__":
+    main(EXPERIMENTS)
