@@ -7,8 +7,11 @@ after the algorithm; :data:`LEARNERS` maps registered names to factories and
 
 from ..sim._rates import document_claims as _document_claims
 from . import _claims, instances
+from ._adahedge import AdaHedgeState, adahedge
 from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa
+from ._fixed_share import FixedShareState, fixed_share
+from ._ftl import FTLState, FTPLState, ftl, ftpl
 from ._hedge import HedgeState, hedge
 from ._mlprod import MLProdState, ml_prod
 from ._squint import SquintState, squint
@@ -16,6 +19,10 @@ from ._squint import SquintState, squint
 #: Registered learner factories, by name (used by the CLI and sweeps).
 LEARNERS = {
     "hedge": hedge,
+    "adahedge": adahedge,
+    "fixed_share": fixed_share,
+    "ftl": ftl,
+    "ftpl": ftpl,
     "squint": squint,
     "ml_prod": ml_prod,
     "boa": boa,
@@ -30,6 +37,14 @@ __all__ = [
     "instances",
     "hedge",
     "HedgeState",
+    "adahedge",
+    "AdaHedgeState",
+    "fixed_share",
+    "FixedShareState",
+    "ftl",
+    "FTLState",
+    "ftpl",
+    "FTPLState",
     "squint",
     "SquintState",
     "ml_prod",

@@ -64,6 +64,14 @@ CLAIMS = (
                     "linearly.",
     ),
     RateClaim(
+        name="ftl.linear-on-alternating",
+        quantity="regret", variable="T", law="power", predicted=1.0, tolerance=0.02,
+        source=f"{_ADA}, introduction (follow-the-leader on the alternating sequence)",
+        learner="ftl", fit_decades=2.0,
+        description="Losses (1/2, 0), (0, 1), (1, 0), (0, 1), ...: the leader always changes to the "
+                    "expert about to lose, so FTL's regret is about T/2, linear in T.",
+    ),
+    RateClaim(
         name="ftpl.gumbel-equals-hedge",
         quantity="regret(FTPL-Gumbel) - regret(Hedge)", variable="T", law="value", predicted=0.0,
         tolerance=0.0, level=0.997,

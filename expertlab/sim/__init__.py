@@ -1,6 +1,7 @@
 """The Monte Carlo engine: runs, results, rate claims, experiments, sweeps and plots."""
 
-from ._experiments import Experiment, Measurement, discover, final_values, pick_backend, run_experiment
+from ._experiments import (Experiment, Measurement, discover, experiment_main, final_values, horizon_measurement,
+                           pick_backend, run_experiment)
 from ._plots import plot_check, plot_regret
 from ._protocol import FEEDBACK_KINDS, Instance, KernelSpec, Learner
 from ._rates import RateCheck, RateClaim, check_rate, claims, document_claims, get_claim, register_claims
@@ -24,9 +25,11 @@ __all__ = [
     "claims",
     "discover",
     "expand_grid",
+    "experiment_main",
     "document_claims",
     "final_values",
     "get_claim",
+    "horizon_measurement",
     "load_block",
     "load_sweep",
     "load_sweep_spec",

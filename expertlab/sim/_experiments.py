@@ -24,7 +24,7 @@ import numpy as np
 from ._rates import RateCheck, check_rate, get_claim
 
 __all__ = ["Experiment", "Measurement", "run_experiment", "discover", "default_simulations_dir",
-           "final_values", "pick_backend"]
+           "final_values", "pick_backend", "horizon_measurement", "experiment_main"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,3 +139,56 @@ def discover(path=None) -> list[Experiment]:
 def log_grid(lo: float, hi: float, n: int) -> list[int]:
     """``n`` integers log-spaced between ``lo`` and ``hi`` (unique, sorted)."""
     return sorted({int(round(v)) for v in np.exp(np.linspace(math.log(lo), math.log(hi), n))})
+
+
+def horizon_measurement(learner, instance, settings, backend, seed, *, metric="regret", curves=None,
+                        ylabel=None) -> Measurement:
+    """One run of ``settings["n_reps"]`` replications to ``settings["horizon"]``.
+
+    ``x`` is the checkpoint grid and ``y`` the metric at every checkpoint: the
+    measurement of a claim about growth in ``T``.
+    """
+    from ._run import run
+
+    res = run(learner, instance, horizon=settings["horizon"], n_reps=settings["n_reps"], seed=seed,
+              backend=pick_backend(learner, backend))
+    return Measurement(x=res.checkpoints, y=res.metric(metric), xlabel="round T",
+                       ylabel=ylabel or metric.replace("_", " "), curves=curves or {},
+                       info={"wall_time": res.wall_time, "backend": res.backend})
+
+
+def experiment_main(experiments, argv=None) -> int:
+    """Command line of a simulation file: ``python simulations/<family>/<name>.py [--full] [--out DIR]``.
+
+    ``--gallery`` is what the documentation build passes: quick settings,
+    nothing written, and each :func:`expertlab.sim.plot_check` figure handed
+    to pyplot so that sphinx-gallery's scraper puts it on the page.
+    """
+    import argparse
+
+    from ._plots import plot_check
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--full", action="store_true", help="full-size settings (default: quick)")
+    p.add_argument("--out", default="rates-out", help="directory for plots and JSON")
+    p.add_argument("--backend", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--gallery", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    failed = 0
+    for e in experiments:
+        if a.gallery:
+            chk, m, secs = run_experiment(e, quick=True, backend=a.backend, seed=a.seed)
+            _to_pyplot(plot_check(chk, m, title=e.title or e.claim))
+        else:
+            chk, _, secs = run_experiment(e, quick=not a.full, backend=a.backend, seed=a.seed, out=a.out)
+        failed += not chk.passed
+        print(f"{chk.summary()} ({secs:.1f} s)")
+    return 1 if failed else 0
+
+
+def _to_pyplot(fig):
+    """Hand a standalone :class:`~matplotlib.figure.Figure` to pyplot, where scrapers look."""
+    import matplotlib.pyplot as plt
+
+    plt.figure(fig)

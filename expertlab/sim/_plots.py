@@ -95,12 +95,12 @@ def plot_check(check, measurement=None, *, title: str = "", path=None, z: float 
             for label, (cx, cy) in measurement.curves.items():
                 ax.plot(cx, cy, ":", label=label)
     if measurement is not None:
-        ax.set_xlabel(measurement.xlabel)
         ax.set_ylabel(measurement.ylabel)
+    xlabel = measurement.xlabel if measurement is not None else c.variable
+    ax.set_xlabel(f"{xlabel}\nsource: {c.source}", fontsize="small")
     verdict = "pass" if check.passed else "FAIL"
     ax.set_title(f"{title or c.name} — {verdict}", fontsize="medium")
     ax.legend(fontsize="small")
-    fig.text(0.01, 0.005, f"source: {c.source}", fontsize="x-small", color="0.35")
     if path is not None:
         fig.savefig(pathlib.Path(path), dpi=110)
     return fig

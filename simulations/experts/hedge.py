@@ -1,4 +1,10 @@
-"""Hedge: regret against T on fair coins, pseudo-regret against ln N, and the exact fair-coin value."""
+"""
+Hedge
+=====
+
+Regret against T on fair coins, pseudo-regret against ln N, and the exact
+fair-coin value.
+"""
 
 import math
 
@@ -7,20 +13,12 @@ import numpy as np
 from expertlab import sim
 from expertlab.experts import hedge, instances
 
-try:
-    from ._common import horizon_run, main
-except ImportError:  # run as a script
-    import sys, pathlib  # noqa: E401
-
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
-    from _common import horizon_run, main
-
 
 def regret_vs_T(s, backend, seed):
     n = s["n_experts"]
     x = sim.checkpoint_grid(s["horizon"]).astype(float)
     bound = np.sqrt(2 * x * math.log(n)) + math.sqrt(math.log(n) / 8)
-    return horizon_run(hedge(), instances.fair_coins(n), s, backend, seed,
+    return sim.horizon_measurement(hedge(), instances.fair_coins(n), s, backend, seed,
                        curves={"anytime bound √(2T ln N)": (x, bound)})
 
 
@@ -61,4 +59,5 @@ EXPERIMENTS = [
 ]
 
 if __name__ == "__main__":
-    main(EXPERIMENTS)
+    if sim.experiment_main(EXPERIMENTS):
+        raise SystemExit(1)

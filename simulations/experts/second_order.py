@@ -8,21 +8,13 @@ Squint, ML-Prod, BOA and AdaNormalHedge with a perfect expert: regret bounded in
 from expertlab import sim
 from expertlab.experts import LEARNERS, hedge, instances
 
-try:
-    from ._common import horizon_run, main
-except ImportError:  # run as a script
-    import sys, pathlib  # noqa: E401
-
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
-    from _common import horizon_run, main
-
 
 def _easy(name):
     def measure(s, backend, seed):
         inst = instances.needle(s["n_experts"], gap=0.5)  # expert 0 never loses: L* = 0
         base = sim.run(hedge(), inst, horizon=s["horizon"], n_reps=min(s["n_reps"], 100), seed=seed,
                        backend=sim.pick_backend(hedge(), backend))
-        return horizon_run(LEARNERS[name](), inst, s, backend, seed,
+        return sim.horizon_measurement(LEARNERS[name](), inst, s, backend, seed,
                            curves={"anytime Hedge (not adaptive)": (base.checkpoints, base.mean())})
 
     return measure
@@ -37,4 +29,5 @@ EXPERIMENTS = [
 ]
 
 if __name__ == "__main__":
-    main(EXPERIMENTS)
+    if sim.experiment_main(EXPERIMENTS):
+        raise SystemExit(1)
