@@ -35,10 +35,15 @@ class AdaHedgeState(NamedTuple):
     gap: object
 
 
+#: A cumulative gap below ``ln N * _TINY_GAP`` (a rate above 1e280) counts as zero: the learner
+#: follows the leader, the limit of the update, so that ``eta * R`` can never overflow.
+_TINY_GAP = 1e-280
+
+
 def _rate(gap, n):
     """``(ftl, eta)``: rows still at ``eta = inf`` and the finite rate of the others (1 where infinite)."""
     xp = get_namespace(gap)
-    ftl_rows = ~(gap > 0.0)
+    ftl_rows = ~(gap > log_n(n) * _TINY_GAP)
     eta = log_n(n) / xp.where(ftl_rows, 1.0, gap)
     return ftl_rows, xp.where(ftl_rows, 1.0, eta)
 
@@ -87,7 +92,7 @@ def _k_init(prm, S, s):
 
 @register_jitable
 def _k_act(prm, S, s, t, key, awake, p):
-    if not s[0] > 0.0:
+    if not s[0] > s[1] * _TINY_GAP:
         _k_leaders(S, t, awake, p)
         return
     eta = s[1] / s[0]
@@ -118,7 +123,7 @@ def _k_update(prm, S, s, t, loss, awake, p):
     for i in range(n):
         if awake[i] and loss[i] < lmin:
             lmin = loss[i]
-    if not s[0] > 0.0:
+    if not s[0] > s[1] * _TINY_GAP:
         # eta = infinity: uniform weights over the leaders (as in _k_leaders)
         top = -np.inf
         for i in range(n):
