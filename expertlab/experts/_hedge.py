@@ -10,6 +10,7 @@ from numba.extending import register_jitable
 
 from .._backend import get_namespace
 from .._validation import check_float, check_in, check_int
+from ..sim._kernels import exp_nonpos, kdot, kmax, ksum
 from ..sim._protocol import KernelSpec, Learner
 from ._common import check_init, check_round, instant_regret, log_n, masked_softmax
 
@@ -68,35 +69,30 @@ def _k_init(prm, S, s):
         s[1] = prm[1]
 
 
-@register_jitable
+@register_jitable(forceinline=True, _nrt=False)
 def _k_act(prm, S, s, t, key, awake, p):
     eta = _eta_at(prm[0], s[1], s[0], t)
     n = S.shape[1]
-    mx = -np.inf
+    # p holds the logits R_i - base_i first (-inf when asleep); every loop
+    # below is branch-free so that it vectorises
     for i in range(n):
-        if awake[i]:
-            v = S[0, i] - S[1, i]
-            if v > mx:
-                mx = v
-    z = 0.0
+        p[i] = S[0, i] - S[1, i] if awake[i] else -np.inf
+    mx = kmax(p, n)
     for i in range(n):
-        if awake[i]:
-            w = math.exp(eta * (S[0, i] - S[1, i] - mx))
-            p[i] = w
-            z += w
-        else:
-            p[i] = 0.0
-    inv = 1.0 / z
+        w = exp_nonpos(eta * (p[i] - mx))
+        p[i] = w if awake[i] else 0.0
+    inv = 1.0 / ksum(p, n)
     for i in range(n):
         p[i] *= inv
 
 
-@register_jitable
+@register_jitable(forceinline=True, _nrt=False)
 def _k_update(prm, S, s, t, loss, awake, p):
     n = S.shape[1]
-    mix = 0.0
-    for i in range(n):
-        mix += p[i] * loss[i]
+    if s.shape[0] > 2:  # the driver's mix slot s[n_scalars] holds <p, loss>
+        mix = s[2]
+    else:
+        mix = kdot(p, loss, n)
     for i in range(n):
         if awake[i]:
             S[0, i] += mix - loss[i]

@@ -6,19 +6,185 @@ learner's and the instance's scalar functions, and compiled twice: inside a
 a ``numba.cuda`` kernel with one thread per replication (tested on the CPU
 under ``NUMBA_ENABLE_CUDASIM=1``).  Compiled drivers are cached per
 (learner kernel, instance) pair for the life of the process.
+
+Contract extension (backward compatible)
+----------------------------------------
+The drivers allocate the scalar work array ``s`` with **one slot more** than
+the learner's ``n_scalars``: before every call of ``update`` they store the
+round's mixture loss ``<p_t, l_t>`` (as the driver computed it, with
+:func:`kdot`) in that trailing slot ``s[n_scalars]`` (``s[-1]``).  A learner
+may read it instead of recomputing the dot product; learners that ignore it
+are unaffected.  A step function that wants to stay callable with an ``s`` of
+exactly ``n_scalars`` entries checks ``s.shape[0] > n_scalars`` first.
+
+Speed notes
+-----------
+The per-round loops are written so that LLVM vectorises them: no reduction is
+carried serially through a loop that also does heavy work.  Sums, dot
+products and maxima over experts use :func:`ksum`, :func:`kdot` and
+:func:`kmax`, which keep four partial accumulators (a fixed, deterministic
+order: the same on every backend, and as accurate as a serial sum).
+:func:`exp_nonpos` is ``exp`` for non-positive arguments; on the CPU it is a
+polynomial that LLVM vectorises (libm's scalar ``exp`` is not), on CUDA and in
+plain Python it is ``math.exp``.  The helpers are compiled with
+``forceinline=True, _nrt=False`` (inlined, no reference counting: they
+allocate nothing), as are Hedge's step functions; a step function that is
+called every round and allocates nothing should do the same, since an
+out-of-line call with array arguments costs a few atomic reference-count
+updates per round (options the CUDA target ignores).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
-from numba.extending import register_jitable
+from numba.extending import overload, register_jitable
 
 from .._random import LEARNER_STREAM, rep_key, round_key, stream_key
 
-__all__ = ["numba_driver", "cuda_driver"]
+__all__ = ["numba_driver", "cuda_driver", "exp_nonpos", "ksum", "kdot", "kmax"]
+
+
+# --------------------------------------------------------------------------
+# scalar math helpers for step functions (CPU, CUDA and plain Python)
+
+
+@register_jitable(forceinline=True, _nrt=False)
+def ksum(x, n):
+    """``sum(x[:n])`` with four partial sums (vectorisable, fixed order)."""
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    m = n - n % 4
+    for i in range(0, m, 4):
+        a0 += x[i]
+        a1 += x[i + 1]
+        a2 += x[i + 2]
+        a3 += x[i + 3]
+    res = (a0 + a1) + (a2 + a3)
+    for i in range(m, n):
+        res += x[i]
+    return res
+
+
+@register_jitable(forceinline=True, _nrt=False)
+def kdot(x, y, n):
+    """``sum(x[:n] * y[:n])`` with four partial sums (vectorisable, fixed order)."""
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    m = n - n % 4
+    for i in range(0, m, 4):
+        a0 += x[i] * y[i]
+        a1 += x[i + 1] * y[i + 1]
+        a2 += x[i + 2] * y[i + 2]
+        a3 += x[i + 3] * y[i + 3]
+    res = (a0 + a1) + (a2 + a3)
+    for i in range(m, n):
+        res += x[i] * y[i]
+    return res
+
+
+@register_jitable(forceinline=True, _nrt=False)
+def kmax(x, n):
+    """``max(x[:n])`` ignoring NaN (``-inf`` when ``n == 0``), with four partial maxima."""
+    a0 = -np.inf
+    a1 = -np.inf
+    a2 = -np.inf
+    a3 = -np.inf
+    m = n - n % 4
+    for i in range(0, m, 4):
+        v = x[i]
+        a0 = v if v > a0 else a0
+        v = x[i + 1]
+        a1 = v if v > a1 else a1
+        v = x[i + 2]
+        a2 = v if v > a2 else a2
+        v = x[i + 3]
+        a3 = v if v > a3 else a3
+    a0 = a1 if a1 > a0 else a0
+    a2 = a3 if a3 > a2 else a2
+    res = a2 if a2 > a0 else a0
+    for i in range(m, n):
+        v = x[i]
+        res = v if v > res else res
+    return res
+
+
+def exp_nonpos(x):
+    """``exp(x)`` for ``x <= 0`` (also ``-inf`` and NaN), for step functions.
+
+    In plain Python (and the CUDA simulator) and on CUDA this is
+    :func:`math.exp`.  Compiled for the CPU it is a branch-free polynomial
+    that LLVM vectorises (libm's ``exp`` is a scalar call, the most expensive
+    operation of an exponential-weights round): Cody--Waite reduction
+    ``x = k ln 2 + r``, ``|r| <= ln(2)/2``, the Taylor polynomial of degree 13
+    (truncation error below 5e-18) and ``2**k`` assembled in the exponent bits.
+    It agrees with ``math.exp`` to about 1 ulp; results below the smallest
+    normal double (``x < -1022 ln 2 = -708.396...``) are flushed to 0 (libm returns a
+    subnormal there, below ``2.3e-308``).  Arguments above 709 are outside
+    its domain.
+    """
+    return math.exp(x)
+
+
+_LOG2E = 1.4426950408889634
+_EXP_SHIFT = 6755399441055744.0  # 1.5 * 2**52: x + shift rounds x to an integer
+_LN2_HI = 6.93147180369123816490e-01  # fdlibm split of ln 2: k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_EXP_MIN = -708.3964185322641  # -1022 ln 2: exp(x) >= 2**-1022 from here up
+_E2, _E3, _E4, _E5, _E6, _E7, _E8, _E9, _E10, _E11, _E12, _E13 = (1.0 / math.factorial(k) for k in range(2, 14))
+_EXP_BIAS = np.int64(1023 << 52)
+_S52 = np.int64(52)
+
+
+def _exp_nonpos_cpu(x):
+    m = x * _LOG2E + _EXP_SHIFT
+    kf = m - _EXP_SHIFT  # nearest integer to x / ln 2
+    r = (x - kf * _LN2_HI) - kf * _LN2_LO
+    q = _E13
+    q = q * r + _E12
+    q = q * r + _E11
+    q = q * r + _E10
+    q = q * r + _E9
+    q = q * r + _E8
+    q = q * r + _E7
+    q = q * r + _E6
+    q = q * r + _E5
+    q = q * r + _E4
+    q = q * r + _E3
+    q = q * r + _E2
+    q = q * r + 1.0
+    q = q * r + 1.0
+    # the low bits of m hold k (two's complement); shifted into the exponent
+    # field they give 2**k (the high bits of m shift out)
+    scale = np.int64((np.float64(m).view(np.int64) << _S52) + _EXP_BIAS).view(np.float64)
+    y = q * scale
+    return 0.0 if x < _EXP_MIN else y
+
+
+# 'contract' lets LLVM fuse each Horner step into one FMA (one rounding
+# instead of two); it licenses no reassociation and applies to this function
+# only, not to the step function that calls it.
+@overload(exp_nonpos, target="cpu", jit_options={"fastmath": {"contract"}})
+def _ol_exp_nonpos_cpu(x):
+    return _exp_nonpos_cpu
+
+
+@overload(exp_nonpos, target="cuda")
+def _ol_exp_nonpos_cuda(x):
+    def impl(x):
+        return math.exp(x)
+
+    return impl
+
 
 _CACHE: dict = {}
+_cuda = None  # numba.cuda, set by cuda_driver
 
 
 def _make_body(spec, instance):
@@ -51,12 +217,11 @@ def _make_body(spec, instance):
                 for i in range(n):
                     aw[i] = awake_fn(data, key, t, i)
             k_act(prm, S, s, t, round_key(lk, np.uint64(t)), aw, p)
-            mix = 0.0
             for i in range(n):
                 li = loss_fn(data, key, t, i)
                 l[i] = li
                 L[i] += li
-                mix += p[i] * li
+            mix = kdot(p, l, n)
             cum += mix
             if has_awake:
                 for i in range(n):
@@ -69,6 +234,7 @@ def _make_body(spec, instance):
                     mu = mean_fn(data, t, i)
                     M[i] += mu
                     cum_mu += p[i] * mu
+            s[s.shape[0] - 1] = mix  # the extra slot: <p_t, l_t> for update
             k_update(prm, S, s, t, l, aw, p)
             if c < n_ck and t + 1 == ckpts[c]:
                 mn = L[0]
@@ -139,7 +305,7 @@ def numba_driver(spec, instance):
         n_reps = out_regret.shape[1]
         for r in prange(n_reps):
             S = np.zeros((k_rows, n))
-            s = np.zeros(max(k_scal, 1))
+            s = np.zeros(k_scal + 1)  # + the mix slot
             p = np.zeros(n)
             l = np.zeros(n)
             aw = np.ones(n, dtype=np.bool_)
@@ -159,8 +325,12 @@ def cuda_driver(spec, instance):
     One thread per replication; work arrays live in global memory.  Under
     ``NUMBA_ENABLE_CUDASIM=1`` this runs on the CPU simulator.
     """
+    global _cuda
     from numba import cuda
 
+    # kern reads the module through a module global: the CUDA simulator swaps
+    # the numba.cuda module in a kernel's globals, not in its closure cells.
+    _cuda = cuda
     key = _key("cuda", spec, instance)
     if key in _CACHE:
         return _CACHE[key]
@@ -170,7 +340,7 @@ def cuda_driver(spec, instance):
     @cuda.jit
     def kern(prm, data, seed, rep0, horizon, ckpts, S, s, p, l, aw, L, Rs, M,
              out_regret, out_sleep, out_track, out_pseudo, out_expert):
-        r = cuda.grid(1)
+        r = _cuda.grid(1)
         if r < out_regret.shape[1]:
             body(prm, data, seed, rep0 + r, horizon, ckpts, S[r], s[r], p[r], l[r], aw[r], L[r], Rs[r], M[r],
                  out_regret, out_sleep, out_track, out_pseudo, out_expert, r)
@@ -181,7 +351,7 @@ def cuda_driver(spec, instance):
         d = cuda.to_device
         work = (
             cuda.to_device(np.zeros((n_reps, k_rows, n))),
-            cuda.to_device(np.zeros((n_reps, max(k_scal, 1)))),
+            cuda.to_device(np.zeros((n_reps, k_scal + 1))),  # + the mix slot
             cuda.to_device(np.zeros((n_reps, n))),
             cuda.to_device(np.zeros((n_reps, n))),
             cuda.to_device(np.ones((n_reps, n), dtype=np.bool_)),

@@ -39,6 +39,14 @@ class KernelSpec(NamedTuple):
     ``t`` (0-based) into ``p``; ``key`` is the learner's ``uint64`` key for the
     round and ``awake`` a boolean mask;
     ``update(prm, S, s, t, loss, awake, p)`` folds the round's losses in.
+
+    The drivers allocate ``s`` with one slot more than ``n_scalars`` and store
+    the round's mixture loss ``<p_t, l_t>`` in ``s[n_scalars]`` before each
+    ``update``; a step function may read it instead of recomputing it.  Step
+    functions called every round that allocate nothing should be declared
+    ``register_jitable(forceinline=True, _nrt=False)`` (see
+    :mod:`expertlab.sim._kernels` for the vectorisable helpers ``ksum``,
+    ``kdot``, ``kmax`` and ``exp_nonpos``).
     """
 
     n_rows: int
