@@ -6,7 +6,7 @@ after the algorithm; :data:`LEARNERS` maps registered names to factories and
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, instances
+from . import _claims, instances  # noqa: F401  (_claims registers the rate claims)
 from ._adahedge import AdaHedgeState, adahedge
 from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa

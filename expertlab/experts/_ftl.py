@@ -10,10 +10,10 @@ from numba.extending import register_jitable
 
 from .._backend import get_namespace
 from .._random import uniform
-from .._validation import check_float, check_in, check_int
+from .._validation import check_in
 from ..sim._protocol import KernelSpec, Learner
-from ._common import check_init, check_round, instant_regret, log_n
-from ._hedge import _eta_at, _is_epoch_start
+from ._common import check_init, check_round, instant_regret
+from ._hedge import _eta_at, _is_epoch_start, eta_vector, parse_schedule
 
 __all__ = ["ftl", "FTLState", "ftpl", "FTPLState"]
 
@@ -23,7 +23,6 @@ _TIE_RTOL = 1e-9
 
 _NOISES = ("gumbel", "exponential", "laplace")
 _NOISE_CODE = {"gumbel": 0.0, "exponential": 1.0, "laplace": 2.0}
-_SCHEDULES = ("fixed", "anytime", "doubling")
 _MODE = {"fixed": 0.0, "anytime": 1.0, "doubling": 2.0, "tuned": 0.0}
 
 
@@ -276,27 +275,6 @@ def _ftpl_k_update(prm, S, s, t, loss, awake, p):
                 S[1, i] = S[0, i]
 
 
-def _parse_schedule(eta, schedule, horizon):
-    """Shared argument logic of the Hedge-style rate schedules; returns (eta, schedule, horizon, mode_name)."""
-    if eta is not None:
-        eta = check_float(eta, "eta", positive=True)
-        if schedule not in (None, "fixed"):
-            raise ValueError(f"schedule must be 'fixed' (or omitted) when eta is given; got {schedule!r}")
-        if horizon is not None:
-            raise ValueError("give either eta or horizon, not both")
-        return eta, "fixed", None, "fixed"
-    if schedule is None:
-        schedule = "fixed" if horizon is not None else "anytime"
-    check_in(schedule, "schedule", _SCHEDULES)
-    if schedule == "fixed":
-        if horizon is None:
-            raise ValueError("schedule='fixed' needs eta or horizon")
-        return None, schedule, check_int(horizon, "horizon"), "tuned"
-    if horizon is not None:
-        raise ValueError(f"horizon is only used by the tuned fixed rate, not by schedule={schedule!r}")
-    return None, schedule, None, schedule
-
-
 def ftpl(eta=None, *, noise="gumbel", schedule=None, horizon=None) -> Learner:
     r"""Follow the perturbed leader with a fresh perturbation every round.
 
@@ -377,22 +355,11 @@ def ftpl(eta=None, *, noise="gumbel", schedule=None, horizon=None) -> Learner:
     (array([1., 1., 1., 1.]), np.True_)
     """
     check_in(noise, "noise", _NOISES)
-    eta, schedule, horizon, mode_name = _parse_schedule(eta, schedule, horizon)
+    eta, schedule, horizon, mode_name = parse_schedule(eta, schedule, horizon)
     params = {"eta": eta, "noise": noise, "schedule": schedule, "horizon": horizon}
     params = {k: v for k, v in params.items() if v is not None}
     mode = _MODE[mode_name]
     code = _NOISE_CODE[noise]
-
-    def _eta_vec(t, n, xp):
-        ln_n = log_n(n)
-        if mode_name == "tuned":
-            return xp.full(t.shape, math.sqrt(8.0 * ln_n / horizon))
-        if mode == 0.0:
-            return xp.full(t.shape, eta)
-        tf = xp.astype(t, xp.float64) + 1.0
-        if mode == 1.0:
-            return xp.sqrt(8.0 * ln_n / tf)
-        return xp.sqrt(8.0 * ln_n / 2.0 ** xp.floor(xp.log2(tf)))
 
     def init(n_reps, n_experts, xp=np):
         n_reps, n_experts = check_init(n_reps, n_experts)
@@ -410,7 +377,7 @@ def ftpl(eta=None, *, noise="gumbel", schedule=None, horizon=None) -> Learner:
         j = xp.arange(n, dtype=xp.uint64)[None, :]
         with np.errstate(over="ignore"):  # uint64 hashing wraps by design
             u = uniform(key[:, None], j)
-        e = _eta_vec(state.t, n, xp)[:, None]
+        e = eta_vector(mode_name, eta, horizon, state.t, n, xp)[:, None]
         v = e * (state.regret - state.base) + _noise_array(code, u)
         if awake is not None:
             v = xp.where(awake, v, -xp.inf)

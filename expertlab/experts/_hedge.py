@@ -103,6 +103,45 @@ def _k_update(prm, S, s, t, loss, awake, p):
                 S[1, i] = S[0, i]
 
 
+def parse_schedule(eta, schedule, horizon):
+    """Check the rate arguments shared by Hedge-style learners.
+
+    Returns ``(eta, schedule, horizon, mode_name)`` with ``mode_name`` one of
+    ``"fixed"`` (a given eta), ``"tuned"`` (fixed, tuned to ``horizon``),
+    ``"anytime"`` or ``"doubling"``.
+    """
+    if eta is not None:
+        eta = check_float(eta, "eta", positive=True)
+        if schedule not in (None, "fixed"):
+            raise ValueError(f"schedule must be 'fixed' (or omitted) when eta is given; got {schedule!r}")
+        if horizon is not None:
+            raise ValueError("give either eta or horizon, not both")
+        return eta, "fixed", None, "fixed"
+    if schedule is None:
+        schedule = "fixed" if horizon is not None else "anytime"
+    check_in(schedule, "schedule", _SCHEDULES)
+    if schedule == "fixed":
+        if horizon is None:
+            raise ValueError("schedule='fixed' needs eta or horizon")
+        return None, schedule, check_int(horizon, "horizon"), "tuned"
+    if horizon is not None:
+        raise ValueError(f"horizon is only used by the tuned fixed rate, not by schedule={schedule!r}")
+    return None, schedule, None, schedule
+
+
+def eta_vector(mode_name, eta, horizon, t, n_experts, xp):
+    """Rate of each replication in its round ``t`` (array code; see :func:`_eta_at`)."""
+    ln_n = log_n(n_experts)
+    if mode_name == "tuned":
+        return xp.full(t.shape, math.sqrt(8.0 * ln_n / horizon))
+    if mode_name == "fixed":
+        return xp.full(t.shape, eta)
+    tf = xp.astype(t, xp.float64) + 1.0
+    if mode_name == "anytime":
+        return xp.sqrt(8.0 * ln_n / tf)
+    return xp.sqrt(8.0 * ln_n / 2.0 ** xp.floor(xp.log2(tf)))
+
+
 def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
     r"""Hedge / exponential weights over experts.
 
@@ -167,39 +206,10 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
     >>> bool(abs(res.mean()[-1] - exact) < 3 * res.stderr()[-1])
     True
     """
-    if eta is not None:
-        eta = check_float(eta, "eta", positive=True)
-        if schedule not in (None, "fixed"):
-            raise ValueError(f"schedule must be 'fixed' (or omitted) when eta is given; got {schedule!r}")
-        if horizon is not None:
-            raise ValueError("give either eta or horizon, not both")
-        schedule = "fixed"
-    elif schedule is None:
-        schedule = "fixed" if horizon is not None else "anytime"
-    check_in(schedule, "schedule", _SCHEDULES)
-    if schedule == "fixed" and eta is None:
-        if horizon is None:
-            raise ValueError("schedule='fixed' needs eta or horizon")
-        horizon = check_int(horizon, "horizon")
-        mode_name = "tuned"
-    else:
-        mode_name = schedule
-        if horizon is not None:
-            raise ValueError(f"horizon is only used by the tuned fixed rate, not by schedule={schedule!r}")
+    eta, schedule, horizon, mode_name = parse_schedule(eta, schedule, horizon)
     params = {"eta": eta, "schedule": schedule, "horizon": horizon}
     params = {k: v for k, v in params.items() if v is not None}
     mode = _MODE[mode_name]
-
-    def _eta_vec(t, n, xp):
-        ln_n = log_n(n)
-        if mode_name == "tuned":
-            return xp.full(t.shape, math.sqrt(8.0 * ln_n / horizon))
-        if mode == 0.0:
-            return xp.full(t.shape, eta)
-        tf = xp.astype(t, xp.float64) + 1.0
-        if mode == 1.0:
-            return xp.sqrt(8.0 * ln_n / tf)
-        return xp.sqrt(8.0 * ln_n / 2.0 ** xp.floor(xp.log2(tf)))
 
     def init(n_reps, n_experts, xp=np):
         n_reps, n_experts = check_init(n_reps, n_experts)
@@ -208,7 +218,7 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
 
     def act(state, key=None, awake=None):
         xp = get_namespace(state.regret)
-        e = _eta_vec(state.t, state.regret.shape[1], xp)[:, None]
+        e = eta_vector(mode_name, eta, horizon, state.t, state.regret.shape[1], xp)[:, None]
         return masked_softmax(e * (state.regret - state.base), awake)
 
     def update(state, p, loss, awake=None, *, check=True):

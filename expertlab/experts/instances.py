@@ -12,7 +12,6 @@ that need more draws per round use ``j >= n_experts``.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba.extending import register_jitable

@@ -1,7 +1,6 @@
 """Follow the leader and follow the perturbed leader."""
 
 import json
-import math
 import os
 import subprocess
 import sys
