@@ -148,7 +148,7 @@ def adanormalhedge(prior=None) -> Learner:
     --------
     >>> from expertlab import sim
     >>> from expertlab.experts import instances
-    >>> from expertlab.experts._adanormalhedge import adanormalhedge
+    >>> from expertlab.experts import adanormalhedge
     >>> learner = adanormalhedge(prior=[0.5, 0.25, 0.25])
     >>> state = learner.init(n_reps=2, n_experts=3)
     >>> print(learner.act(state)[0])

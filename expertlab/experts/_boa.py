@@ -140,7 +140,7 @@ def boa(prior=None) -> Learner:
     --------
     >>> from expertlab import sim
     >>> from expertlab.experts import instances
-    >>> from expertlab.experts._boa import boa
+    >>> from expertlab.experts import boa
     >>> learner = boa(prior=[0.5, 0.25, 0.25])
     >>> state = learner.init(n_reps=2, n_experts=3)
     >>> print(learner.act(state)[0])

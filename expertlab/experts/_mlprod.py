@@ -128,7 +128,7 @@ def ml_prod(prior=None) -> Learner:
     --------
     >>> from expertlab import sim
     >>> from expertlab.experts import instances
-    >>> from expertlab.experts._mlprod import ml_prod
+    >>> from expertlab.experts import ml_prod
     >>> learner = ml_prod(prior=[0.5, 0.25, 0.25])
     >>> state = learner.init(n_reps=2, n_experts=3)
     >>> print(learner.act(state)[0])

@@ -249,7 +249,7 @@ def squint(prior=None) -> Learner:
     --------
     >>> from expertlab import sim
     >>> from expertlab.experts import instances
-    >>> from expertlab.experts._squint import squint
+    >>> from expertlab.experts import squint
     >>> learner = squint(prior=[0.5, 0.25, 0.25])
     >>> state = learner.init(n_reps=2, n_experts=3)
     >>> print(learner.act(state)[0])

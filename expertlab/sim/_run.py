@@ -277,17 +277,17 @@ def _run_array(xp, learner, instance, horizon, n_reps, seed_u, rep_offset, ckpts
         p = learner.act(state, _random.round_key(lk, tt), aw)
         loss = xp.broadcast_to(xp.asarray(instance.loss(data, key, t, idx), dtype=xp.float64), shape)
         mix = xp.sum(p * loss, axis=1)
-        cum = cum + mix
-        L = L + loss
+        cum += mix  # the runner's own accumulators are updated in place
+        L += loss
         if has_awake:
-            Rs = Rs + xp.where(aw, mix[:, None] - loss, 0.0)
+            Rs += xp.where(aw, mix[:, None] - loss, 0.0)
         if has_comp:
             b = int(instance.comparator(data, t))
-            track = track + mix - loss[rows, b]
+            track += mix - loss[rows, b]
         if has_mean:
             mu = xp.broadcast_to(xp.asarray(instance.mean(data, t, idx), dtype=xp.float64), (1, n))
-            M = M + mu
-            cum_mu = cum_mu + xp.sum(p * mu, axis=1)
+            M += mu
+            cum_mu += xp.sum(p * mu, axis=1)
         state = learner.update(state, p, loss, aw, check=False)
         if c < len(ck) and t + 1 == ck[c]:
             out_regret[c] = asnumpy(cum - xp.min(L, axis=1))
