@@ -51,7 +51,7 @@ EXPERIMENTS = [
                    title="Anytime Hedge on fair coins: regret ∝ √T"),
     sim.Experiment("hedge.pseudo-regret-vs-lnN", pseudo_regret_vs_log_n,
                    quick=dict(horizon=2000, n_experts=[4, 16, 64, 256, 1024], n_reps=200),
-                   full=dict(horizon=20_000, n_experts=[4, 16, 64, 256, 1024, 4096, 16384], n_reps=1000),
+                   full=dict(horizon=20_000, n_experts=[4, 16, 64, 256, 1024, 4096, 16384], n_reps=500),
                    title="Tuned Hedge on a threshold needle: pseudo-regret ∝ √(ln N)"),
     sim.Experiment("hedge.fair-coins-exact", fair_coins_exact,
                    quick=dict(n_reps=4000), full=dict(n_reps=100_000),

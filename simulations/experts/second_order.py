@@ -23,7 +23,7 @@ def _easy(name):
 EXPERIMENTS = [
     sim.Experiment(f"{name}.easy-flat", _easy(name),
                    quick=dict(horizon=3000, n_experts=10, n_reps=100),
-                   full=dict(horizon=1_000_000, n_experts=10, n_reps=500),
+                   full=dict(horizon=100_000, n_experts=10, n_reps=200),
                    title=f"{name} with a perfect expert: regret flat in T")
     for name in ("squint", "ml_prod", "boa", "adanormalhedge")
 ]
