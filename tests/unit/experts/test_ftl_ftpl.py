@@ -173,7 +173,7 @@ def test_fair_coins_exact_expected_regret(learner):
     assert abs(res.mean()[-1] - exact) <= 3 * res.stderr()[-1]
 
 
-def _compare(a, b):
+def assert_same_run(a, b):
     np.testing.assert_allclose(a.regret, b.regret, rtol=0, atol=1e-10)
     for key in ("sleeping_regret", "tracking_regret"):
         np.testing.assert_allclose(a.metrics[key], b.metrics[key], rtol=0, atol=1e-10)
@@ -184,7 +184,7 @@ def _compare(a, b):
 def test_ftl_numba_matches_numpy():
     a = sim.run(ftl(), SLEEPING, horizon=300, n_reps=16, seed=7, backend="numba")
     b = sim.run(ftl(), SLEEPING, horizon=300, n_reps=16, seed=7, backend="numpy")
-    _compare(a, b)
+    assert_same_run(a, b)
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"noise": "exponential", "eta": 0.5},
@@ -194,7 +194,7 @@ def test_ftpl_numba_matches_numpy(kwargs):
     learner = ftpl(**kwargs)
     a = sim.run(learner, SLEEPING, horizon=300, n_reps=16, seed=7, backend="numba")
     b = sim.run(learner, SLEEPING, horizon=300, n_reps=16, seed=7, backend="numpy")
-    _compare(a, b)
+    assert_same_run(a, b)
 
 
 _CUDASIM = """
