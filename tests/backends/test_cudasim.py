@@ -4,12 +4,9 @@ The simulator must be enabled before Numba is imported, so the comparison runs
 in a subprocess with ``NUMBA_ENABLE_CUDASIM=1``.
 """
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
+
+from expertlab.testing import run_in_cuda_simulator
 
 SCRIPT = r"""
 import json, numpy as np
@@ -34,10 +31,7 @@ print(json.dumps(out))
 
 
 def test_cuda_simulator_matches_numpy():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    diffs = json.loads(proc.stdout.strip().splitlines()[-1])
+    diffs = run_in_cuda_simulator(SCRIPT)
     assert diffs, "no learner with a kernel was checked"
     assert any(k.startswith("hedge/") for k in diffs)
     bad = {k: v for k, v in diffs.items() if not v <= 1e-10}

@@ -1,15 +1,12 @@
 """AdaHedge: hand-worked rounds, backends, exact fair-coin regret and the L* = 0 bound."""
 
-import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from expertlab import sim
+from expertlab.testing import run_in_cuda_simulator
 from expertlab.experts import instances
 from expertlab.experts._adahedge import AdaHedgeState, adahedge
 
@@ -146,15 +143,10 @@ print(json.dumps({"diff": d, "spread": float(np.ptp(b.regret[-1]))}))
 """
 
 
-def _run_cudasim(code):
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_cuda_simulator_matches_numpy():
-    out = _run_cudasim(_CUDASIM)
+    out = run_in_cuda_simulator(_CUDASIM)
     assert out["diff"] <= 1e-10
     assert out["spread"] > 0
 

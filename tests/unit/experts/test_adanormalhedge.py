@@ -13,6 +13,7 @@ import pytest
 
 from expertlab import sim
 from expertlab.experts import instances
+from expertlab.testing import play_losses
 from expertlab.experts._adanormalhedge import adanormalhedge, log_adanormalhedge_weight
 
 
@@ -23,19 +24,7 @@ def direct_weight(R, C):
     return 0.5 * (math.exp(expo(R + 1.0)) - math.exp(expo(R - 1.0)))
 
 
-def drive(learner, losses, awake=None):
-    """Run ``learner`` on a (n_reps, T, N) loss array; return (p, r), both (n_reps, T, N)."""
-    n_reps, horizon, n = losses.shape
-    state = learner.init(n_reps, n)
-    ps, rs = np.zeros_like(losses), np.zeros_like(losses)
-    for t in range(horizon):
-        aw = None if awake is None else awake[:, t]
-        p = learner.act(state, None, aw)
-        loss = losses[:, t]
-        r = (p * loss).sum(axis=1, keepdims=True) - loss
-        ps[:, t], rs[:, t] = p, (r if aw is None else np.where(aw, r, 0.0))
-        state = learner.update(state, p, loss, aw)
-    return ps, rs
+drive = play_losses  # (p, r), both (n_reps, T, N)
 
 
 def bound(r, prior):

@@ -1,9 +1,5 @@
 """Follow the leader and follow the perturbed leader."""
 
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,6 +7,7 @@ from scipy import integrate, stats
 
 from expertlab import _random, sim
 from expertlab.experts import instances
+from expertlab.testing import run_in_cuda_simulator
 from expertlab.experts._ftl import FTLState, FTPLState, ftl, ftpl
 
 SLEEPING = instances.sleeping(instances.piecewise_best(4, period=10, gap=0.3), p_awake=0.5)
@@ -201,7 +198,9 @@ _CUDASIM = """
 import json
 import numpy as np
 from expertlab import sim
+from expertlab.testing import run_in_cuda_simulator
 from expertlab.experts import instances
+from expertlab.testing import run_in_cuda_simulator
 from expertlab.experts._ftl import ftl, ftpl
 inst = instances.sleeping(instances.piecewise_best(3, period=5, gap=0.3), p_awake=0.5)
 d = 0.0
@@ -215,15 +214,10 @@ print(json.dumps({"diff": d, "spread": float(np.ptp(b.regret[-1]))}))
 """
 
 
-def _run_cudasim(code):
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_cuda_simulator_matches_numpy():
-    out = _run_cudasim(_CUDASIM)
+    out = run_in_cuda_simulator(_CUDASIM)
     assert out["diff"] <= 1e-10
     assert out["spread"] > 0
 

@@ -15,6 +15,7 @@ from scipy.special import erf
 
 from expertlab import sim
 from expertlab.experts import instances
+from expertlab.testing import play_losses
 from expertlab.experts._squint import log_squint_evidence, squint
 
 
@@ -45,18 +46,8 @@ def erf_evidence(R, V):
 
 
 def drive(learner, losses, awake=None):
-    """Run ``learner`` on a (n_reps, T, N) loss array; return the instantaneous regrets (n_reps, T, N)."""
-    n_reps, horizon, n = losses.shape
-    state = learner.init(n_reps, n)
-    out = np.zeros_like(losses)
-    for t in range(horizon):
-        aw = None if awake is None else awake[:, t]
-        p = learner.act(state, None, aw)
-        loss = losses[:, t]
-        r = (p * loss).sum(axis=1, keepdims=True) - loss
-        out[:, t] = r if aw is None else np.where(aw, r, 0.0)
-        state = learner.update(state, p, loss, aw)
-    return out
+    """The instantaneous regrets (n_reps, T, N) of ``learner`` on ``losses``."""
+    return play_losses(learner, losses, awake)[1]
 
 
 GRID = [0.0, 1e-12, 1e-6, 0.3, 2.0, 40.0, 1e3, 1e6]

@@ -1,0 +1,69 @@
+"""Helpers for testing learners: drive one through given losses, run code under the CUDA simulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+__all__ = ["play_losses", "run_in_cuda_simulator"]
+
+
+def play_losses(learner, losses, awake=None, keys=None):
+    """Drive ``learner`` through a fixed loss array and return what it played.
+
+    Parameters
+    ----------
+    learner : expertlab.sim.Learner
+    losses : array, shape (n_reps, horizon, n_experts)
+        Losses in [0, 1]; replication ``r`` sees ``losses[r, t]`` in round ``t``.
+    awake : bool array, shape (n_reps, horizon, n_experts), optional
+        Sleeping-experts masks.
+    keys : callable, optional
+        ``keys(t) -> (n_reps,) uint64`` learner keys of round ``t``, for
+        randomised learners (deterministic learners ignore them).
+
+    Returns
+    -------
+    p, r : arrays, shape (n_reps, horizon, n_experts)
+        The distributions played and the instantaneous regrets
+        ``r_{t,i} = <p_t, l_t> - l_{t,i}`` (0 for asleep experts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from expertlab.experts import hedge
+    >>> p, r = play_losses(hedge(eta=np.log(3.0)), np.array([[[1.0, 0.0], [0.0, 1.0]]]))
+    >>> p[0, 1].round(6).tolist()
+    [0.25, 0.75]
+    """
+    losses = np.asarray(losses, dtype=np.float64)
+    if losses.ndim != 3:
+        raise ValueError(f"losses must have shape (n_reps, horizon, n_experts), got {losses.shape}")
+    n_reps, horizon, n = losses.shape
+    state = learner.init(n_reps, n)
+    ps, rs = np.zeros_like(losses), np.zeros_like(losses)
+    for t in range(horizon):
+        aw = None if awake is None else awake[:, t]
+        p = np.asarray(learner.act(state, None if keys is None else keys(t), aw))
+        loss = losses[:, t]
+        r = (p * loss).sum(axis=1, keepdims=True) - loss
+        ps[:, t], rs[:, t] = p, (r if aw is None else np.where(aw, r, 0.0))
+        state = learner.update(state, p, loss, aw)
+    return ps, rs
+
+
+def run_in_cuda_simulator(code: str, timeout: float = 600):
+    """Run Python ``code`` in a fresh interpreter with ``NUMBA_ENABLE_CUDASIM=1``.
+
+    The simulator must be switched on before Numba is imported, hence the
+    subprocess.  ``code`` prints a JSON object on its last line, which is
+    returned; a non-zero exit raises ``AssertionError`` with the end of stderr.
+    """
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
