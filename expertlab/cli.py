@@ -56,6 +56,10 @@ def cmd_run(args) -> int:
     try:
         learner = learners[args.learner](**_parse_kv(args.param, "--param"))
         instance = instances[args.instance](**_parse_kv(args.instance_param, "--instance-param"))
+        if args.awake is not None:
+            from .experts.instances import sleeping
+
+            instance = sleeping(instance, args.awake)
         res = sim.run(learner, instance, horizon=args.horizon, n_reps=args.reps, seed=args.seed,
                       backend=args.backend)
     except (TypeError, ValueError, RuntimeError) as exc:
@@ -72,7 +76,8 @@ def cmd_run(args) -> int:
         print(json.dumps(rec, indent=2))
         return 0
     print(f"{learner!r} on {instance!r}: T={res.horizon}, {res.n_reps} reps, seed {res.seed}, "
-          f"backend {res.backend}, {res.wall_time:.2f} s ({res.updates_per_second / 1e6:.1f} M expert-updates/s)")
+          f"backend {res.backend}, {res.wall_time:.2f} s ({res.updates_per_second / 1e6:.1f} M expert-updates/s"
+          + (", compilation included" if res.backend in ("numba", "cuda") else "") + ")")
     names = ["regret", *res.metrics]
     print("round".rjust(10) + "".join(f"{n:>28s}" for n in names))
     show = [i for i, t in enumerate(res.checkpoints)
@@ -163,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--instance", required=True)
     s.add_argument("--param", action="append", metavar="KEY=VALUE", help="learner hyperparameter (JSON value)")
     s.add_argument("--instance-param", action="append", metavar="KEY=VALUE", help="instance parameter (JSON value)")
+    s.add_argument("--awake", type=float, default=None, metavar="P",
+                   help="sleeping experts: each expert awake with probability P each round")
     s.add_argument("--horizon", type=int, default=1000)
     s.add_argument("--reps", type=int, default=100)
     s.add_argument("--seed", type=int, default=0)

@@ -28,6 +28,12 @@ def test_run_table(capsys):
     assert "pseudo_regret" in out and "1000" in out
 
 
+def test_run_sleeping(capsys):
+    assert cli.main(["run", "adanormalhedge", "--instance", "iid_uniform", "--awake", "0.4", "--horizon", "50",
+                     "--reps", "5"]) == 0
+    assert "sleeping_regret" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     "argv, match",
     [
@@ -36,6 +42,7 @@ def test_run_table(capsys):
         (["run", "hedge", "--instance", "fair_coins", "--param", "eta=-1"], "eta"),
         (["run", "hedge", "--instance", "fair_coins", "--param", "eta"], "key=value"),
         (["run", "hedge", "--instance", "fair_coins", "--horizon", "0"], "horizon"),
+        (["run", "hedge", "--instance", "fair_coins", "--awake", "1.5"], "p_awake"),
     ],
 )
 def test_run_errors(argv, match):
