@@ -2,13 +2,18 @@
 
 The assignment problem of routing ``n_tokens`` tokens to ``k`` of
 ``n_experts`` experts under per-expert capacities, its exact solvers with
-optimality certificates, and auxiliary-loss-free load balancing (ALF-LB) as
-a dual subgradient method, deterministic and online; score generators for the
-online setting live in :mod:`expertlab.balance.generators`.
+optimality certificates, auxiliary-loss-free load balancing (ALF-LB) as a
+dual subgradient method, deterministic and online, capacity-aware inference
+(token drop and reroute) and the routing baselines (auxiliary loss, BASE,
+Sinkhorn, expert choice); score generators for the online setting live in
+:mod:`expertlab.balance.generators`.
 """
 
 from . import _claims, generators  # noqa: F401  (_claims registers the rate claims)
 from ._alf_lb import ALFLBResult, TokenMoves, alf_lb
+from ._baselines import (AuxLossResult, RouteResult, SinkhornResult, aux_loss, base_route, expert_choice_route,
+                         sinkhorn_route)
+from ._capacity import POLICIES, CapacityRouteResult, capacity_from_gamma, capacity_route
 from ._exact import METHODS, AssignmentResult, solve_exact
 from ._problem import AssignmentProblem, dual_objective, top_k_route
 from ..sim._rates import document_claims as _document_claims
@@ -17,6 +22,17 @@ _document_claims(alf_lb, "alf_lb")
 
 __all__ = [
     "ALFLBResult",
+    "AuxLossResult",
+    "CapacityRouteResult",
+    "POLICIES",
+    "RouteResult",
+    "SinkhornResult",
+    "aux_loss",
+    "base_route",
+    "capacity_from_gamma",
+    "capacity_route",
+    "expert_choice_route",
+    "sinkhorn_route",
     "AssignmentProblem",
     "AssignmentResult",
     "METHODS",
