@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validation import check_float, check_in
 from ._exact import METHODS, solve_exact
-from ._problem import AssignmentProblem, _check_k, _check_scores
+from ._problem import AssignmentProblem, _check_k, _check_scores, biased_scores
 
 __all__ = ["POLICIES", "CapacityRouteResult", "capacity_route"]
 
@@ -265,16 +265,7 @@ def capacity_route(scores, k: int, gamma: float, *, policy: str = "drop", bias=N
     if capacity < 1:
         raise ValueError(f"gamma = {gamma:g} gives capacity floor(gamma * N * k / E) = {capacity}; "
                          f"need gamma >= {n_experts / (n_tokens * k):g}")
-    if bias is None:
-        v = s
-    else:
-        b = _check_scores(bias, "bias", ndim=None)
-        try:
-            v = s + b
-        except ValueError:
-            raise ValueError(f"bias of shape {b.shape} does not broadcast to scores of shape {s.shape}") from None
-        if v.shape != s.shape:
-            raise ValueError(f"bias of shape {b.shape} would change the shape of scores {s.shape}")
+    v = biased_scores(s, bias)
 
     lead = s.shape[:-2]
     s3 = s.reshape(-1, n_tokens, n_experts)

@@ -174,6 +174,20 @@ class AssignmentProblem:
                 f"capacity=[{self.capacity.min():g}, {self.capacity.max():g}])")
 
 
+def biased_scores(s, bias):
+    """``s + bias`` after checking that ``bias`` is finite and broadcasts to ``s`` without changing its shape."""
+    if bias is None:
+        return s
+    b = _check_scores(bias, "bias", ndim=None)
+    try:
+        v = s + b
+    except ValueError:
+        raise ValueError(f"bias of shape {b.shape} does not broadcast to scores of shape {s.shape}") from None
+    if v.shape != s.shape:
+        raise ValueError(f"bias of shape {b.shape} would change the shape of scores {s.shape}")
+    return v
+
+
 def top_k_route(scores, bias=None, k: int = 1) -> np.ndarray:
     r"""Route each token to the ``k`` experts with the largest ``scores + bias``.
 
@@ -216,16 +230,7 @@ def top_k_route(scores, bias=None, k: int = 1) -> np.ndarray:
     s = _check_scores(scores, "scores", ndim=None)
     n_experts = s.shape[-1]
     k = _check_k(k, n_experts)
-    if bias is None:
-        v = s
-    else:
-        b = _check_scores(bias, "bias", ndim=None)
-        try:
-            v = s + b
-        except ValueError:
-            raise ValueError(f"bias of shape {b.shape} does not broadcast to scores of shape {s.shape}") from None
-        if v.shape != s.shape:
-            raise ValueError(f"bias of shape {b.shape} would change the shape of scores {s.shape}")
+    v = biased_scores(s, bias)
     tau = np.partition(v, n_experts - k, axis=-1)[..., n_experts - k : n_experts - k + 1]
     above = v > tau
     tied = v == tau
