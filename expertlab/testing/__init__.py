@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["play_losses", "run_in_cuda_simulator"]
+__all__ = ["play_losses", "random_losses", "run_in_cuda_simulator"]
 
 
 def play_losses(learner, losses, awake=None, keys=None):
@@ -54,6 +54,35 @@ def play_losses(learner, losses, awake=None, keys=None):
         ps[:, t], rs[:, t] = p, (r if aw is None else np.where(aw, r, 0.0))
         state = learner.update(state, p, loss, aw)
     return ps, rs
+
+
+def random_losses(n_reps, horizon, n_experts, *, seed=0, best_scale=1.0, p_awake=None):
+    """Uniform losses, optionally with sleeping masks, for bound and property tests.
+
+    Parameters
+    ----------
+    n_reps, horizon, n_experts : int
+    seed : int
+        Seed of a ``numpy.random.default_rng``.
+    best_scale : float
+        Expert 0's losses are multiplied by this (below 1 makes it the best).
+    p_awake : float, optional
+        Each expert awake with this probability; expert 0 is woken in any
+        round where nobody else is, so every round has an awake expert.
+
+    Returns
+    -------
+    losses : array, shape (n_reps, horizon, n_experts)
+    awake : bool array of the same shape, or None
+    """
+    rng = np.random.default_rng(seed)
+    losses = rng.random((n_reps, horizon, n_experts))
+    losses[:, :, 0] *= best_scale
+    awake = None
+    if p_awake is not None:
+        awake = rng.random((n_reps, horizon, n_experts)) < p_awake
+        awake[:, :, 0] |= ~awake.any(axis=2)
+    return losses, awake
 
 
 def run_in_cuda_simulator(code: str, timeout: float = 600):

@@ -95,11 +95,12 @@ def test_numba_equals_numpy(name, case):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_fair_coins_exact_expected_regret(name):
+@pytest.mark.parametrize("horizon, n_experts, seed, z", [(100, 4, 2024, 3.5), (200, 5, 11, 3.0)])
+def test_fair_coins_exact_expected_regret(name, horizon, n_experts, seed, z):
     """On independent fair coins every learner's expected regret is known exactly."""
     L = LEARNERS[name]()
-    inst = instances.fair_coins(4)
+    inst = instances.fair_coins(n_experts)
     backend = "numba" if L.kernel is not None else "numpy"
-    res = sim.run(L, inst, horizon=100, n_reps=4000, seed=2024, backend=backend)
-    exact = inst.exact_expected_regret(100)
-    assert abs(res.mean()[-1] - exact) <= 3.5 * res.stderr()[-1]
+    res = sim.run(L, inst, horizon=horizon, n_reps=4000, seed=seed, backend=backend)
+    exact = inst.exact_expected_regret(horizon)
+    assert abs(res.mean()[-1] - exact) <= z * res.stderr()[-1]

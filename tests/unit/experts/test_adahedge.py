@@ -109,13 +109,6 @@ def test_perfect_expert_regret_stays_below_theorem_8():
     assert res.regret.max() <= bound
 
 
-def test_fair_coins_exact_expected_regret():
-    inst = instances.fair_coins(5)
-    T = 200
-    res = sim.run(adahedge(), inst, horizon=T, n_reps=4000, seed=123)
-    exact = inst.exact_expected_regret(T)
-    assert abs(res.mean()[-1] - exact) <= 3 * res.stderr()[-1]
-
 
 def test_numba_matches_numpy():
     a = sim.run(adahedge(), SLEEPING, horizon=300, n_reps=16, seed=7, backend="numba")

@@ -13,7 +13,7 @@ import pytest
 
 from expertlab import sim
 from expertlab.experts import instances
-from expertlab.testing import play_losses
+from expertlab.testing import play_losses, random_losses
 from expertlab.experts._adanormalhedge import adanormalhedge, log_adanormalhedge_weight
 
 
@@ -122,14 +122,9 @@ def test_awake_mask_zeroes_asleep_and_freezes_their_state():
 
 @pytest.mark.parametrize("sleeping", [False, True])
 def test_regret_within_the_paper_bound(sleeping):
-    rng = np.random.default_rng(2)
     n_reps, horizon, n = 20, 300, 6
-    losses = rng.random((n_reps, horizon, n))
-    losses[:, :, 0] *= 0.6
-    awake = None
-    if sleeping:
-        awake = rng.random((n_reps, horizon, n)) < 0.3
-        awake[:, :, 0] |= ~awake.any(axis=2)
+    losses, awake = random_losses(n_reps, horizon, n, seed=2, best_scale=0.6,
+                                  p_awake=0.3 if sleeping else None)
     prior = np.array([0.3, 0.1, 0.1, 0.2, 0.2, 0.1])
     _, r = drive(adanormalhedge(prior), losses, awake)
     assert np.all(r.sum(axis=1) <= bound(r, prior) + 1e-9)
@@ -159,12 +154,6 @@ def test_needle_regret_is_bounded():
     assert np.all(res.regret[-1] <= cap)
     assert res.mean()[-1] + 3 * res.stderr()[-1] < math.sqrt(horizon) / 4
 
-
-def test_fair_coins_exact_expected_regret():
-    inst = instances.fair_coins(5)
-    res = sim.run(adanormalhedge(), inst, horizon=200, n_reps=2000, seed=11, backend="numpy")
-    exact = inst.exact_expected_regret(200)
-    assert abs(res.mean()[-1] - exact) <= 3 * res.stderr()[-1]
 
 
 def test_bad_input():

@@ -13,7 +13,7 @@ import pytest
 
 from expertlab import sim
 from expertlab.experts import instances
-from expertlab.testing import play_losses
+from expertlab.testing import play_losses, random_losses
 from expertlab.experts._boa import boa
 
 
@@ -94,14 +94,9 @@ def test_matches_scalar_reference_with_changing_rates():
 
 @pytest.mark.parametrize("sleeping", [False, True])
 def test_regret_within_the_potential_bound(sleeping):
-    rng = np.random.default_rng(2)
     n_reps, horizon, n = 20, 300, 6
-    losses = rng.random((n_reps, horizon, n))
-    losses[:, :, 0] *= 0.6
-    awake = None
-    if sleeping:
-        awake = rng.random((n_reps, horizon, n)) < 0.5
-        awake[:, :, 0] |= ~awake.any(axis=2)
+    losses, awake = random_losses(n_reps, horizon, n, seed=2, best_scale=0.6,
+                                  p_awake=0.5 if sleeping else None)
     prior = np.array([0.3, 0.1, 0.1, 0.2, 0.2, 0.1])
     _, r = drive(boa(prior), losses, awake)
     assert np.all(r.sum(axis=1) <= theorem_bound(r, prior) + 1e-9)
@@ -119,12 +114,6 @@ def test_needle_regret_small_and_within_the_bound():
     assert np.all(r.sum(axis=1)[:, 0] <= bound)
     assert np.all(bound < math.sqrt(horizon))
 
-
-def test_fair_coins_exact_expected_regret():
-    inst = instances.fair_coins(5)
-    res = sim.run(boa(), inst, horizon=200, n_reps=2000, seed=11, backend="numpy")
-    exact = inst.exact_expected_regret(200)
-    assert abs(res.mean()[-1] - exact) <= 3 * res.stderr()[-1]
 
 
 def test_weights_stay_finite_on_the_simplex_for_extreme_states():

@@ -131,13 +131,6 @@ def test_single_expert():
         np.testing.assert_array_equal(p, [1.0])
 
 
-def test_fair_coins_exact_expected_regret():
-    inst = instances.fair_coins(5)
-    T = 200
-    res = sim.run(fixed_share(), inst, horizon=T, n_reps=4000, seed=321)
-    exact = inst.exact_expected_regret(T)
-    assert abs(res.mean()[-1] - exact) <= 3 * res.stderr()[-1]
-
 
 def test_tracks_switching_best_expert_better_than_hedge():
     T, period, n = 2000, 250, 5

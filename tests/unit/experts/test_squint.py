@@ -15,7 +15,7 @@ from scipy.special import erf
 
 from expertlab import sim
 from expertlab.experts import instances
-from expertlab.testing import play_losses
+from expertlab.testing import play_losses, random_losses
 from expertlab.experts._squint import log_squint_evidence, squint
 
 
@@ -143,24 +143,13 @@ def test_prior_zero_on_all_awake_experts_falls_back_to_uniform_on_awake():
     np.testing.assert_allclose(p, [[0.5, 0.5, 0.0]], atol=1e-15)
 
 
-def test_fair_coins_exact_expected_regret():
-    inst = instances.fair_coins(5)
-    res = sim.run(squint(), inst, horizon=200, n_reps=2000, seed=11, backend="numpy")
-    exact = inst.exact_expected_regret(200)
-    assert abs(res.mean()[-1] - exact) <= 3 * res.stderr()[-1]
-
 
 @pytest.mark.parametrize("sleeping", [False, True])
 def test_potential_never_exceeds_one(sleeping):
     # Lemma 1 of the paper: sum_i pi_i E_{eta ~ U[0,1/2]} exp(eta R_i - eta^2 V_i) <= 1 at every T.
-    rng = np.random.default_rng(3)
     n_reps, horizon, n = 12, 120, 4
-    losses = rng.random((n_reps, horizon, n))
-    losses[:, :, 0] *= 0.5
-    awake = None
-    if sleeping:
-        awake = rng.random((n_reps, horizon, n)) < 0.5
-        awake[:, :, 0] |= ~awake.any(axis=2)
+    losses, awake = random_losses(n_reps, horizon, n, seed=3, best_scale=0.5,
+                                  p_awake=0.5 if sleeping else None)
     prior = np.array([0.1, 0.2, 0.3, 0.4])
     r = drive(squint(prior), losses, awake)
     R, V = r.sum(axis=1), (r * r).sum(axis=1)
