@@ -72,10 +72,10 @@ def plot_check(check, measurement=None, *, title: str = "", path=None, z: float 
         ax.set_xticks([])
     else:
         (line,) = ax.plot(x, m, "o-", ms=3, label="Monte Carlo mean")
-        lo = np.maximum(m - z * se, m * 1e-3) if c.law == "power" else m - z * se
+        lo = np.maximum(m - z * se, m * 1e-3) if c.law in ("power", "power_at_most") else m - z * se
         ax.fill_between(x, lo, m + z * se, color=line.get_color(), alpha=0.25, lw=0)
         xw = x[check.window]
-        if c.law == "power":
+        if c.law in ("power", "power_at_most"):
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.plot(xw, np.exp(check.intercept) * xw ** check.fitted, "r-",

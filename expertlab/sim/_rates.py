@@ -2,7 +2,9 @@
 
 A :class:`RateClaim` states how a quantity scales with a variable — a power
 law ``y ~ x**b`` (``law="power"``), a logarithmic law ``y ~ a + b ln x``
-(``law="log"``), or an exact value (``law="value"``) — together with its
+(``law="log"``), an exact value (``law="value"``), a lower bound on a
+frequency (``law="at_least"``) or an upper bound on a power-law exponent
+(``law="power_at_most"``) — together with its
 source (paper and theorem) and a tolerance.  :func:`check_rate` fits the
 claim on Monte Carlo data of shape ``(n_x, n_reps)`` and computes a bootstrap
 confidence interval that resamples *replications* (whole trajectories), never
@@ -26,7 +28,7 @@ from .._validation import check_float, check_in, check_int
 __all__ = ["RateClaim", "RateCheck", "check_rate", "register_claims", "get_claim", "claims",
            "document_claims", "LAWS"]
 
-LAWS = ("power", "log", "value")
+LAWS = ("power", "log", "value", "at_least", "power_at_most", "always")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,11 +43,22 @@ class RateClaim:
         What is measured (``"regret"``, ``"tracking regret"``, ...).
     variable : str
         What it scales with (``"T"``, ``"ln N"``, ...).
-    law : {"power", "log", "value"}
+    law : {"power", "log", "value", "at_least", "power_at_most", "always"}
         ``power``: ``predicted`` is the exponent ``b`` of ``y ~ c x**b``, fitted
         as the log-log slope of the mean.  ``log``: ``predicted`` is ``b`` in
         ``y ~ a + b ln x``.  ``value``: ``predicted`` is the exact mean of ``y``
-        at the largest ``x``.
+        at the largest ``x``.  ``at_least``: ``y`` at the largest ``x`` holds
+        0/1 indicators and the claim is that their success probability is at
+        least ``predicted``; it passes when the one-sided Clopper–Pearson lower
+        confidence bound at ``level`` is at least ``predicted - tolerance``.
+        ``power_at_most``: the exponent is fitted as for ``power`` and the claim
+        is that it is at most ``predicted`` (an ``O(x**b)`` upper bound); it
+        passes when the lower end of the bootstrap interval is at most
+        ``predicted + tolerance``.  ``always``: a deterministic guarantee,
+        ``y >= predicted`` for every replication at every ``x``; it passes
+        when the smallest entry of ``y`` is at least ``predicted - tolerance``
+        (``tolerance`` is then a floating-point allowance, not a statistical
+        one), and ``fitted`` is that smallest entry.
     predicted : float
     tolerance : float
         The claim passes when ``predicted`` lies in the confidence interval
@@ -166,7 +179,13 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
     ``log x`` over the fit window; the bootstrap redraws the replications
     with replacement (multinomial counts), recomputes the mean curve and the
     slope, and takes percentile limits.  For a value claim the interval is
-    ``mean ± z se`` with the normal quantile ``z`` of ``claim.level``.
+    ``mean ± z se`` with the normal quantile ``z`` of ``claim.level``.  For an
+    ``at_least`` claim the interval is the one-sided exact (Clopper–Pearson)
+    interval ``[lo, 1]`` of the success probability of the indicators at the
+    largest ``x``: ``lo`` is the ``1 - level`` quantile of
+    ``Beta(s, n - s + 1)`` for ``s`` successes out of ``n`` (``0`` when
+    ``s = 0``), so a true probability below ``lo`` would produce ``s`` or more
+    successes with probability at most ``1 - level``.
 
     Examples
     --------
@@ -206,6 +225,24 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
         fitted = float(mean[-1])
         lo, hi = fitted - z * stderr[-1], fitted + z * stderr[-1]
         intercept = math.nan
+    elif claim.law == "always":
+        window = np.ones(x.size, dtype=bool)
+        fitted = float(y.min())
+        lo, hi = fitted, float(y.max())
+        intercept = math.nan
+    elif claim.law == "at_least":
+        from scipy.stats import beta
+
+        last = y[-1]
+        if not np.all((last == 0.0) | (last == 1.0)):
+            raise ValueError(f"claim {claim.name!r}: an at_least claim needs 0/1 indicators at the largest x")
+        window = np.zeros(x.size, dtype=bool)
+        window[-1] = True
+        s = int(last.sum())
+        fitted = s / n_reps
+        lo = 0.0 if s == 0 else float(beta.ppf(alpha, s, n_reps - s + 1))
+        hi = 1.0
+        intercept = math.nan
     else:
         if np.any(x <= 0):
             raise ValueError(f"x must be positive for a {claim.law} law")
@@ -218,7 +255,7 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
         rng = np.random.default_rng(seed)
         counts = rng.multinomial(n_reps, np.full(n_reps, 1.0 / n_reps), size=n_boot)  # (B, R)
         boot = (y[window] @ counts.T) / n_reps  # (n_w, B)
-        if claim.law == "power":
+        if claim.law in ("power", "power_at_most"):
             if np.any(mean[window] <= 0):
                 raise ValueError(f"claim {claim.name!r}: the mean of y must be positive on the fit window "
                                  "for a power law")
@@ -232,7 +269,12 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
         lo, hi = np.quantile(bb, [alpha / 2, 1 - alpha / 2])
     lo, hi = float(lo), float(hi)
     tol = claim.tolerance
-    passed = bool(lo - tol <= claim.predicted <= hi + tol)
+    if claim.law in ("at_least", "always"):
+        passed = bool(lo + tol >= claim.predicted)
+    elif claim.law == "power_at_most":
+        passed = bool(lo - tol <= claim.predicted)
+    else:
+        passed = bool(lo - tol <= claim.predicted <= hi + tol)
     return RateCheck(claim=claim, fitted=fitted, ci_low=lo, ci_high=hi, passed=passed, intercept=intercept,
                      x=x, mean=mean, stderr=stderr, window=window, n_reps=n_reps)
 
