@@ -4,7 +4,9 @@ Prints, in one run: batches per second of the fused Numba ALF-LB path
 (4096 tokens x 64 experts, K = 6 per batch by default), the time of an exact
 balanced solve (OR-Tools min-cost flow) of one such batch, the balance
 (MaxVio) and the routing score each reaches, and the time of the exact solve
-at 65,536 x 64.  Nothing is asserted: the numbers are for the record (JSON
+at 65,536 x 64; and deterministic ALF-LB over a batch of fixed problems
+(``AssignmentBatch``, one fused call) against one call per problem, on the
+same problems.  Nothing is asserted: the numbers are for the record (JSON
 with ``--json``).
 
     python benchmarks/bench_balance.py [--quick] [--json PATH]
@@ -19,7 +21,7 @@ import time
 
 import numpy as np
 
-from expertlab.balance import AssignmentProblem, alf_lb, solve_exact, top_k_route
+from expertlab.balance import AssignmentBatch, AssignmentProblem, alf_lb, solve_exact, top_k_route
 from expertlab.balance.generators import iid_plus_offset
 
 
@@ -37,11 +39,13 @@ def main(argv=None):
     p.add_argument("--iters", type=int, default=500)
     p.add_argument("--reps", type=int, default=2, help="replications advanced together (prange)")
     p.add_argument("--big-tokens", type=int, default=65536)
+    p.add_argument("--batch", type=int, default=64, help="fixed problems in the batched deterministic run")
+    p.add_argument("--batch-tokens", type=int, default=256)
     p.add_argument("--quick", action="store_true", help="small sizes, seconds")
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     if a.quick:
-        a.tokens, a.iters, a.big_tokens = 1024, 100, 8192
+        a.tokens, a.iters, a.big_tokens, a.batch = 1024, 100, 8192, 16
     N, E, K = a.tokens, a.experts, a.k
     means = np.linspace(-1.0, 1.0, E)
     gen = iid_plus_offset(means, 1.0)
@@ -79,8 +83,20 @@ def main(argv=None):
     print(f"ALF-LB is {alf_rate * flow_secs:.0f}x faster per batch than the exact solve")
     print(f"exact min-cost flow at {a.big_tokens} x {E}, K = {K}: {big_secs:.2f} s "
           f"(gap {big_res.duality_gap:.1e})")
+    # deterministic ALF-LB on a batch of fixed problems: one fused call vs one call per problem
+    batch = AssignmentBatch(gen.draw(np.uint64(11), np.arange(a.batch, dtype=np.uint64), 0, a.batch_tokens), K)
+    t0 = time.perf_counter()
+    rb = alf_lb(batch, rule="decaying", step=5.0, n_iter=a.iters)
+    batched_secs = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    singles = [alf_lb(batch.problem(r), rule="decaying", step=5.0, n_iter=a.iters) for r in range(a.batch)]
+    loop_secs = time.perf_counter() - t0
+    same = all(np.allclose(rb.bias[r], one.bias[0], rtol=0, atol=1e-12) for r, one in enumerate(singles))
+    print(f"deterministic ALF-LB on {a.batch} fixed problems of {a.batch_tokens} x {E}, {a.iters} iterations: "
+          f"batched {batched_secs:.3f} s, one call per problem {loop_secs:.3f} s, "
+          f"ratio {loop_secs / batched_secs:.1f}x (same biases: {same})")
     rec = {
-        "benchmark": "balance", "config": vars(a), "machine": platform.machine(),
+        "benchmark": "balance", "batched_seconds": batched_secs, "per_problem_seconds": loop_secs, "config": vars(a), "machine": platform.machine(),
         "alf_lb_batches_per_s": alf_rate, "alf_lb_late_maxvio": float(late),
         "alf_lb_score_ratio": alf_score / exact.objective, "flow_seconds": flow_secs,
         "flow_maxvio": maxvio(exact.assignment, K), "big_flow_seconds": big_secs,

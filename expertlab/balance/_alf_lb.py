@@ -5,7 +5,9 @@ ALF-LB is a fixed-point iteration on the expert biases.  Online setting: a
 fresh batch each iteration from a :class:`~expertlab.balance.generators.ScoreGenerator`.
 Both run batched over replications in one fused Numba kernel
 (``prange`` over replications, the iteration and token loops inside), with
-an array reference path in NumPy that routes identically.
+an array reference path in NumPy that routes identically; the same scalar
+per-replication body also compiles to a ``numba.cuda`` kernel (one thread
+per replication, ``backend="cuda"``), tested on the CPU simulator.
 
 Tie-breaking (both paths): among experts with equal biased score the lowest
 expert index wins, i.e. experts are ranked by the pair
@@ -19,10 +21,12 @@ import time
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import register_jitable
 
 from .._random import rep_key, round_key, seed_to_uint64
 from .._validation import check_float, check_in, check_int
 from ..sim import checkpoint_grid
+from ._batch import AssignmentBatch
 from ._problem import top_k_route
 from .generators import ScoreGenerator, mean_at, score_at
 
@@ -102,7 +106,8 @@ class ALFLBResult:
         Experts of each token (increasing index) when ``record_moves``.
     moves : TokenMoves or None
         Token moves between consecutive iterations when ``record_moves``.
-    capacity : ndarray, shape (n_experts,)
+    capacity : ndarray, shape (n_experts,) or (n_reps, n_experts)
+        Shared capacities, or one row per replication.
     k, n_tokens, n_iter, n_reps, seed : int
     rule, backend : str
     step : float
@@ -143,7 +148,7 @@ class ALFLBResult:
 # compiled kernel
 
 
-@njit(cache=False, nogil=True, inline="always")
+@register_jitable
 def _topk_insert(v, e, k, topv, topi):
     """Top ``k`` of ``v[:e]`` into ``topv``/``topi`` (descending); ties: lowest index first."""
     m = 0
@@ -164,22 +169,29 @@ def _topk_insert(v, e, k, topv, topi):
         topi[j] = i
 
 
-@njit(nogil=True)
-def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep_ids, k, cap, cbar, rule, step, bias0,
+@register_jitable
+def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep_ids, k, capm, cbar, rule, step, bias0,
               n_iter, ckpt_idx, comp_mode, comp_bias, record,
-              bias_out, bias_ck, dual_out, comp_out, maxvio_out, loads_ck, gmaxvio_ck, routes_out):
-    """One replication of the ALF-LB loop (all iterations, all tokens)."""
+              bias_out, bias_ck, dual_out, comp_out, maxvio_out, loads_ck, gmaxvio_ck, routes_out,
+              b, bstar, cum, load, srow, v, topv, topi):
+    """One replication of the ALF-LB loop (all iterations, all tokens).
+
+    The scalar body shared by the Numba driver and the CUDA kernel: it
+    allocates nothing; ``b, bstar, cum, srow, v`` (float, ``(E,)``), ``load``
+    (int, ``(E,)``), ``topv`` (float, ``(K,)``) and ``topi`` (int, ``(K,)``)
+    are this replication's work rows.  ``capm`` has one capacity row per
+    replication, or a single shared row.
+    """
     e = bias0.shape[1]
     n_ck = ckpt_idx.shape[0]
     rs = r if scores.shape[0] > 1 else r - r
-    b = bias0[r].copy()
-    bstar = comp_bias.copy()
-    cum = np.zeros(e)
-    load = np.zeros(e, np.int64)
-    srow = np.empty(e)
-    v = np.empty(e)
-    topv = np.empty(k)
-    topi = np.zeros(k, np.int64)
+    rc = r if capm.shape[0] > 1 else r - r
+    for i in range(e):
+        b[i] = bias0[r, i]
+        bstar[i] = comp_bias[i]
+        cum[i] = 0.0
+    for j in range(k):
+        topi[j] = 0
     rkey = rep_key(seed, np.uint64(rep_ids[r]))
     c = 0
     for it in range(n_iter):
@@ -228,8 +240,8 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep_ids, k, cap, cbar
         cs = 0.0
         mx = 0
         for i in range(e):
-            cb += cap[i] * b[i]
-            cs += cap[i] * bstar[i]
+            cb += capm[rc, i] * b[i]
+            cs += capm[rc, i] * bstar[i]
             mx = max(mx, load[i])
             cum[i] += load[i]
         dual_out[r, it] = dual - cb
@@ -247,7 +259,7 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep_ids, k, cap, cbar
             c += 1
         if rule == 0:
             for i in range(e):
-                d = cap[i] - load[i]
+                d = capm[rc, i] - load[i]
                 if d > 0.0:
                     b[i] += step
                 elif d < 0.0:
@@ -255,23 +267,69 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep_ids, k, cap, cbar
         else:
             st = step if rule == 1 else step / (it + 1.0)
             for i in range(e):
-                b[i] += st * (cap[i] - load[i]) / cbar
+                b[i] += st * (capm[rc, i] - load[i]) / cbar
     for i in range(e):
         bias_out[r, i] = b[i]
 
 
-
-
-
 @njit(parallel=True, nogil=True)
-def _alf_kernel(scores, use_gen, gparams, n_tokens, seed, rep_ids, k, cap, cbar, rule, step, bias0,
+def _alf_kernel(scores, use_gen, gparams, n_tokens, seed, rep_ids, k, capm, cbar, rule, step, bias0,
                 n_iter, ckpt_idx, comp_mode, comp_bias, record,
                 bias_out, bias_ck, dual_out, comp_out, maxvio_out, loads_ck, gmaxvio_ck, routes_out):
     """Run every replication (``prange``); outputs are written in place."""
+    e = bias0.shape[1]
     for r in prange(bias0.shape[0]):
-        _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep_ids, k, cap, cbar, rule, step, bias0,
+        _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep_ids, k, capm, cbar, rule, step, bias0,
                   n_iter, ckpt_idx, comp_mode, comp_bias, record,
-                  bias_out, bias_ck, dual_out, comp_out, maxvio_out, loads_ck, gmaxvio_ck, routes_out)
+                  bias_out, bias_ck, dual_out, comp_out, maxvio_out, loads_ck, gmaxvio_ck, routes_out,
+                  np.empty(e), np.empty(e), np.empty(e), np.zeros(e, np.int64), np.empty(e), np.empty(e),
+                  np.empty(k), np.zeros(k, np.int64))
+
+
+_cuda = None  # numba.cuda, set by _cuda_kernel (the simulator swaps it in a kernel's module globals)
+_CUDA_KERNEL = []
+
+
+def _cuda_kernel():
+    """The CUDA kernel (one thread per replication) around :func:`_rep_body`, compiled on first use."""
+    global _cuda
+    from numba import cuda
+
+    _cuda = cuda
+    if _CUDA_KERNEL:
+        return _CUDA_KERNEL[0]
+
+    @cuda.jit
+    def kern(scores, use_gen, gparams, n_tokens, seed, rep_ids, k, capm, cbar, rule, step, bias0,
+             n_iter, ckpt_idx, comp_mode, comp_bias, record,
+             bias_out, bias_ck, dual_out, comp_out, maxvio_out, loads_ck, gmaxvio_ck, routes_out,
+             wb, wbstar, wcum, wload, wsrow, wv, wtopv, wtopi):
+        r = _cuda.grid(1)
+        if r < bias0.shape[0]:
+            _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep_ids, k, capm, cbar, rule, step, bias0,
+                      n_iter, ckpt_idx, comp_mode, comp_bias, record,
+                      bias_out, bias_ck, dual_out, comp_out, maxvio_out, loads_ck, gmaxvio_ck, routes_out,
+                      wb[r], wbstar[r], wcum[r], wload[r], wsrow[r], wv[r], wtopv[r], wtopi[r])
+
+    _CUDA_KERNEL.append(kern)
+    return kern
+
+
+def _cuda_run(args, outs, k, threads_per_block=64):
+    """Launch :func:`_cuda_kernel` on ``args`` (host arrays and scalars); copy ``outs`` back in place."""
+    from numba import cuda
+
+    kern = _cuda_kernel()
+    n_reps, e = args[11].shape  # bias0
+    dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    outs_d = [cuda.to_device(o) for o in outs]
+    work = [cuda.to_device(np.zeros((n_reps, e))) for _ in range(3)] + [cuda.to_device(np.zeros((n_reps, e), np.int64))]
+    work += [cuda.to_device(np.zeros((n_reps, e))) for _ in range(2)]
+    work += [cuda.to_device(np.zeros((n_reps, k))), cuda.to_device(np.zeros((n_reps, k), np.int64))]
+    blocks = (n_reps + threads_per_block - 1) // threads_per_block
+    kern[blocks, threads_per_block](*dev, *outs_d, *work)
+    for host, d in zip(outs, outs_d):
+        d.copy_to_host(host)
 
 
 # ---------------------------------------------------------------------------
@@ -297,12 +355,12 @@ def _numpy_path(scores, gen, n_tokens, seed_u, rep_ids, k, cap, cbar, rule, step
         v = s + b[:, None, :]
         mask = top_k_route(v, None, k).astype(bool)
         load = mask.sum(axis=1)
-        dual[:, it] = np.where(mask, v, 0.0).sum(axis=(1, 2)) - b @ cap
+        dual[:, it] = np.where(mask, v, 0.0).sum(axis=(1, 2)) - (b * cap).sum(axis=-1)
         if comp_mode > 0:
             bstar = -gen.mean(it) if comp_mode == 2 else comp_bias
             w = s + bstar
             cm = top_k_route(w, None, k).astype(bool)
-            comp[:, it] = np.where(cm, w, 0.0).sum(axis=(-2, -1)) - bstar @ cap
+            comp[:, it] = np.where(cm, w, 0.0).sum(axis=(-2, -1)) - (bstar * cap).sum(axis=-1)
         maxvio[:, it] = (load.max(axis=1) - cbar) / cbar
         cum += load
         if record:
@@ -338,9 +396,10 @@ def _token_moves(routes, cap, n_experts) -> TokenMoves:
     _, _, _, tgt = np.nonzero(joined)
     src_load = loads[r, t, src]
     tgt_load = loads[r, t, tgt]
+    cap2 = np.broadcast_to(cap, (n_reps, n_experts))
     return TokenMoves(rep=r, iteration=t, token=n, source=src, target=tgt,
                       source_load=src_load, target_load=tgt_load,
-                      source_overloaded=src_load > cap[src], target_underloaded=tgt_load < cap[tgt])
+                      source_overloaded=src_load > cap2[r, src], target_underloaded=tgt_load < cap2[r, tgt])
 
 
 # ---------------------------------------------------------------------------
@@ -361,16 +420,18 @@ def _check_scores(scores):
 
 
 def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, capacity=None, bias0=None,
-           n_reps=1, seed=0, record_moves=False, n_tokens=None, comparator_bias=None, backend="numba"):
+           n_reps=None, seed=0, record_moves=False, n_tokens=None, comparator_bias=None, backend="numba"):
     r"""Auxiliary-loss-free load balancing: top-K routing on :math:`s + b` with bias updates.
 
     Parameters
     ----------
-    scores_or_generator : array_like, AssignmentProblem or ScoreGenerator
+    scores_or_generator : array_like, AssignmentProblem, AssignmentBatch or ScoreGenerator
         Deterministic setting: scores of shape ``(n_tokens, n_experts)``
-        (shared by all replications) or ``(n_reps, n_tokens, n_experts)``,
-        or an ``AssignmentProblem`` (its ``scores``, ``k`` and ``capacity``
-        are used).  Online setting: a
+        (shared by all replications) or ``(n_reps, n_tokens, n_experts)``
+        (one fixed batch per replication), an ``AssignmentProblem`` (its
+        ``scores``, ``k`` and ``capacity`` are used) or an
+        ``AssignmentBatch`` (problem ``r`` is replication ``r``, with its own
+        capacity row).  Online setting: a
         :class:`~expertlab.balance.generators.ScoreGenerator`, drawing a fresh
         batch of ``n_tokens`` tokens in each iteration :math:`t` from the
         counter-based generator keyed by ``(seed, replication, t)``.
@@ -384,13 +445,15 @@ def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, 
         Bias update (see Notes).
     n_iter : int
         Iterations (batches) :math:`T \ge 1`.
-    capacity : array_like, shape (n_experts,), optional
-        Capacities :math:`C_i > 0` with :math:`\sum_i C_i \ge NK`; default the
+    capacity : array_like, shape (n_experts,) or (n_reps, n_experts), optional
+        Capacities :math:`C_i > 0` with :math:`\sum_i C_i \ge NK`, shared or
+        (deterministic setting) one row per replication; default the
         balanced :math:`C_i = NK/E`.
     bias0 : array_like, shape (n_experts,) or (n_reps, n_experts), optional
         Initial bias (default 0).
-    n_reps : int
-        Replications :math:`R` (leading axis of every output).
+    n_reps : int, optional
+        Replications :math:`R` (leading axis of every output); default the
+        number of score matrices for 3-d scores or a batch, else 1.
     seed : int or numpy.random.SeedSequence
         Root seed of the online batches.
     record_moves : bool
@@ -403,9 +466,11 @@ def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, 
         Fixed bias :math:`b^\star` to measure regret against.  With a
         generator the default is its closed-form optimum :math:`-m(t)`
         (fixed for stationary generators, dynamic for drifting ones).
-    backend : {"numba", "numpy"}
-        Fused compiled kernel or the NumPy reference path (same routing,
-        biases equal to rounding).
+    backend : {"numba", "numpy", "cuda"}
+        Fused compiled kernel, the NumPy reference path (same routing,
+        biases equal to rounding), or the same scalar body as a
+        ``numba.cuda`` kernel with one thread per replication (needs a GPU,
+        or ``NUMBA_ENABLE_CUDASIM=1`` to run it on the CPU simulator).
 
     Returns
     -------
@@ -474,10 +539,11 @@ def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, 
     """
     t0 = time.perf_counter()
     check_in(rule, "rule", tuple(_RULES))
-    check_in(backend, "backend", ("numba", "numpy"))
+    check_in(backend, "backend", ("numba", "numpy", "cuda"))
     step = check_float(step, "step", positive=True)
     n_iter = check_int(n_iter, "n_iter")
-    n_reps = check_int(n_reps, "n_reps")
+    if n_reps is not None:
+        n_reps = check_int(n_reps, "n_reps")
     if not isinstance(record_moves, (bool, np.bool_)):
         raise TypeError(f"record_moves must be a bool, got {type(record_moves).__name__}")
     seed_u = seed_to_uint64(seed)
@@ -492,18 +558,24 @@ def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, 
             raise ValueError("record_moves needs the deterministic setting (a fixed score matrix), not a generator")
         e = gen.n_experts
         scores = np.zeros((1, 1, 1))
+        n_reps = 1 if n_reps is None else n_reps
     else:
         obj = scores_or_generator
-        if hasattr(obj, "scores") and hasattr(obj, "k"):  # an AssignmentProblem
+        if hasattr(obj, "scores") and hasattr(obj, "k"):  # an AssignmentProblem or AssignmentBatch
             if k is not None and int(k) != int(obj.k):
                 raise ValueError(f"k={k} differs from the problem's k={obj.k}")
             k = obj.k
             if capacity is None:
                 capacity = getattr(obj, "capacity", None)
+                if isinstance(obj, AssignmentBatch) and obj.shared_capacity:
+                    capacity = obj.capacity[0]
             obj = obj.scores
         scores = _check_scores(obj)
         if scores.ndim == 2:
             scores = scores[None]
+            n_reps = 1 if n_reps is None else n_reps
+        elif n_reps is None:
+            n_reps = scores.shape[0]
         elif scores.shape[0] != n_reps:
             raise ValueError(f"scores has {scores.shape[0]} replications but n_reps={n_reps}")
         if n_tokens is not None and check_int(n_tokens, "n_tokens") != scores.shape[1]:
@@ -518,12 +590,13 @@ def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, 
         cap = np.full(e, cbar)
     else:
         cap = np.asarray(capacity, dtype=np.float64)
-        if cap.shape != (e,):
-            raise ValueError(f"capacity must have shape ({e},), got {cap.shape}")
+        if cap.shape != (e,) and (cap.shape != (n_reps, e) or gen is not None):
+            want = f"({e},)" if gen is not None else f"({e},) or ({n_reps}, {e})"
+            raise ValueError(f"capacity must have shape {want}, got {cap.shape}")
         if not np.all(np.isfinite(cap)) or np.any(cap <= 0):
             raise ValueError("capacity must be finite and positive")
-        if cap.sum() < n_tokens * k * (1 - 1e-12):
-            raise ValueError(f"capacity sums to {cap.sum()} < n_tokens * k = {n_tokens * k}: "
+        if np.any(cap.sum(axis=-1) < n_tokens * k * (1 - 1e-12)):
+            raise ValueError(f"capacity sums to {np.min(cap.sum(axis=-1))} < n_tokens * k = {n_tokens * k}: "
                              "the experts cannot hold every assignment")
     if bias0 is None:
         b0 = np.zeros((n_reps, e))
@@ -535,7 +608,7 @@ def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, 
             raise ValueError(f"bias0 must have shape ({e},) or ({n_reps}, {e}), got {b0.shape}")
         if not np.all(np.isfinite(b0)):
             raise ValueError("bias0 contains NaN or infinite values")
-        b0 = np.ascontiguousarray(b0)
+        b0 = np.array(b0, dtype=np.float64, order="C")  # writable copy: one kernel signature
 
     comp_mode, comparator, cb = 0, None, np.zeros(e)
     if comparator_bias is not None:
@@ -553,7 +626,7 @@ def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, 
     ckpt_idx = (ckpts - 1).astype(np.int64)
     rep_ids = np.arange(n_reps, dtype=np.int64)
     rule_code = _RULES[rule]
-    if backend == "numba":
+    if backend in ("numba", "cuda"):
         n_ck = ckpt_idx.shape[0]
         bias = np.empty((n_reps, e))
         bias_ck = np.empty((n_reps, n_ck, e))
@@ -564,9 +637,14 @@ def alf_lb(scores_or_generator, k=None, *, step=0.001, rule="sign", n_iter=100, 
         gmv = np.empty((n_reps, n_ck))
         routes = np.empty((n_reps, n_iter, n_tokens, k) if record_moves else (1, 1, 1, k), np.int64)
         gparams = gen.params.copy() if gen is not None else np.zeros(3 + 2 * e)  # writable: one signature
-        _alf_kernel(np.ascontiguousarray(scores), gen is not None, gparams, n_tokens, seed_u, rep_ids, k, cap,
-                    cbar, rule_code, step, b0, n_iter, ckpt_idx, comp_mode, cb, record_moves,
-                    bias, bias_ck, dual, comp, maxvio, loads_ck, gmv, routes)
+        capm = np.array(np.atleast_2d(cap), dtype=np.float64, order="C")  # writable copy: one kernel signature
+        args = (np.ascontiguousarray(scores), gen is not None, gparams, n_tokens, seed_u, rep_ids, k, capm,
+                cbar, rule_code, step, b0, n_iter, ckpt_idx, comp_mode, np.array(cb, dtype=np.float64), record_moves)
+        outs = (bias, bias_ck, dual, comp, maxvio, loads_ck, gmv, routes)
+        if backend == "numba":
+            _alf_kernel(*args, *outs)
+        else:
+            _cuda_run(args, outs, k)
         if not record_moves:
             routes = None
     else:

@@ -387,7 +387,13 @@ def expert_choice_route(scores, capacity: int) -> RouteResult:
     Notes
     -----
     :math:`x_{t,i} = 1 \iff t \in \operatorname{top-}C_t(s_{\cdot,i})`, ties to
-    the lower token index (top-k routing of the transposed scores).
+    the lower token index (top-k routing of the transposed scores).  When
+    the columns of the scores are iid up to per-expert offsets (which do not
+    change the ranking inside a column), each expert takes a uniform
+    :math:`C`-subset of the tokens independently of the others, so a token is
+    left unrouted with probability :math:`(1 - C/N)^E`.
+
+    [validated-rates]
 
     References
     ----------

@@ -230,6 +230,8 @@ def capacity_route(scores, k: int, gamma: float, *, policy: str = "drop", bias=N
     Cost: two stable sorts of ``(..., N, E)`` plus at most ``E - k``
     vectorised rounds; the exact solve usually dominates.
 
+    [validated-rates]
+
     References
     ----------
     .. [1] He, Cai, Huang & Li, "Capacity-Aware Inference: Mitigating the

@@ -353,18 +353,21 @@ def _solve_cvxpy(problem):
 
     s, k, cap = problem.scores, problem.k, problem.capacity
     n_tokens, n_experts = s.shape
+    # the LP is homogeneous in the scores: solve it on s / scale so that the solver's absolute
+    # tolerances are relative to the scores, then scale the duals back
+    scale = float(np.abs(s).max()) or 1.0
     p = cp.Variable(n_experts)
     u = cp.Variable(n_tokens)
     w = cp.Variable((n_tokens, n_experts))
     lhs = cp.reshape(u, (n_tokens, 1), order="C") @ np.ones((1, n_experts)) \
         + np.ones((n_tokens, 1)) @ cp.reshape(p, (1, n_experts), order="C") + w
-    cover = lhs >= s
+    cover = lhs >= s / scale
     prob = cp.Problem(cp.Minimize(k * cp.sum(u) + cap @ p + cp.sum(w)), [cover, w >= 0, p >= 0])
     solver = "HIGHS" if "HIGHS" in cp.installed_solvers() else "CLARABEL"
     prob.solve(solver=solver)
     if prob.status != cp.OPTIMAL:
         raise RuntimeError(f"cvxpy ({solver}) returned status {prob.status!r} on the dual LP")
-    prices = np.asarray(p.value, dtype=np.float64).copy()
+    prices = np.maximum(np.asarray(p.value, dtype=np.float64) * scale, 0.0)   # p >= 0 up to solver round-off
     x = np.asarray(cover.dual_value, dtype=np.float64)
     note = f"dual LP in cvxpy ({solver}); primal from its constraint duals"
     xr, integral = _split_integral(problem, x)
@@ -382,13 +385,15 @@ def _ortools_available():
     return importlib.util.find_spec("ortools") is not None
 
 
-def solve_exact(problem: AssignmentProblem, method: str = "auto") -> AssignmentResult:
+def solve_exact(problem, method: str = "auto"):
     r"""Solve the assignment LP exactly and certify the solution.
 
     Parameters
     ----------
-    problem : AssignmentProblem
-        Scores of shape ``(n_tokens, n_experts)``, ``k`` and capacities.
+    problem : AssignmentProblem or AssignmentBatch
+        Scores of shape ``(n_tokens, n_experts)``, ``k`` and capacities; or a
+        batch of such problems (scores ``(n_batch, n_tokens, n_experts)``),
+        each solved and certified on its own.
     method : {"auto", "highs", "assignment", "flow", "cvxpy"}
         ``"highs"``: the primal LP by ``scipy.optimize.linprog(method="highs")``
         with sparse constraints; duals from its marginals.
@@ -405,10 +410,12 @@ def solve_exact(problem: AssignmentProblem, method: str = "auto") -> AssignmentR
 
     Returns
     -------
-    AssignmentResult
+    AssignmentResult or BatchAssignmentResult
         Assignment, primal and dual values, prices ``(n_experts,)``, token
         duals ``(n_tokens,)``, bound duals ``(n_tokens, n_experts)`` and the
-        certificates, all recomputed from these vectors.
+        certificates, all recomputed from these vectors.  For a batch, the
+        same fields stacked along a leading ``n_batch`` axis (and the
+        per-problem results in ``results``).
 
     Notes
     -----
@@ -453,6 +460,11 @@ def solve_exact(problem: AssignmentProblem, method: str = "auto") -> AssignmentR
     For ``"highs"`` the duals :math:`u, p, w` are HiGHS's marginals; for the
     other methods :math:`u, w` are completed from :math:`p`.
 
+    *Batches.*  The problems of an :class:`~expertlab.balance.AssignmentBatch`
+    are independent LPs; each is solved by one solver call (a loop over
+    problems: an LP solve is not vectorisable across problems, and one
+    block-diagonal LP would only be slower) and the certificates are stacked.
+
     References
     ----------
     .. [1] Han & Zhong, "A Theoretical Framework for Auxiliary-Loss-Free Load
@@ -474,8 +486,13 @@ def solve_exact(problem: AssignmentProblem, method: str = "auto") -> AssignmentR
     >>> abs(res.duality_gap) < 1e-12
     True
     """
+    from ._batch import AssignmentBatch, stack_results
+
+    if isinstance(problem, AssignmentBatch):
+        check_in(method, "method", METHODS)
+        return stack_results(solve_exact(problem.problem(b), method) for b in range(len(problem)))
     if not isinstance(problem, AssignmentProblem):
-        raise TypeError(f"problem must be an AssignmentProblem, got {type(problem).__name__}")
+        raise TypeError(f"problem must be an AssignmentProblem or AssignmentBatch, got {type(problem).__name__}")
     check_in(method, "method", METHODS)
     if method == "auto":
         n_vars = problem.n_tokens * problem.n_experts

@@ -241,4 +241,4 @@ def test_bad_input_errors():
     with pytest.raises(TypeError, match="scores"):
         alf_lb(np.array([["a", "b"]]), 1)
     with pytest.raises(ValueError, match="backend"):
-        alf_lb(s, 1, backend="cuda")
+        alf_lb(s, 1, backend="opencl")
