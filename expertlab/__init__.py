@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from . import experts, sim
+from . import bandits, experts, sim
 
-__all__ = ["experts", "sim", "__version__"]
+__all__ = ["bandits", "experts", "sim", "__version__"]

@@ -37,6 +37,10 @@ def cmd_list(args) -> int:
     learners, instances = _registries()
     print("learners: " + ", ".join(sorted(learners)))
     print("instances: " + ", ".join(sorted(instances)))
+    from . import bandits
+
+    print("bandit learners: " + ", ".join(sorted(bandits.LEARNERS)))
+    print("bandit instances: " + ", ".join(sorted(bandits.instances.INSTANCES)))
     print("claims:")
     for name, c in sim.claims().items():
         print(f"  {name:38s} {c.law:5s} {c.quantity} vs {c.variable}: {c.predicted:g} ± {c.tolerance:g}  ({c.source})")

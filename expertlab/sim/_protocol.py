@@ -82,6 +82,17 @@ class Learner(NamedTuple):
         The hyperparameters, as given to the factory.
     kernel : KernelSpec or None
         Scalar step functions for the ``numba``/``cuda`` backends.
+
+    Notes
+    -----
+    The signatures above are those of full-information learners.  A bandit
+    learner (``feedback == "bandit"``) has ``init(n_reps, n_arms, xp)``,
+    ``act(state, key) -> (arm, p)`` with ``arm`` an int64 array ``(n_reps,)``
+    and ``p`` ``None`` or the ``(n_reps, n_arms)`` distribution the arm was
+    sampled from, and ``update(state, arm, reward, p=None) -> state`` with the
+    pulled arm's ``reward`` of shape ``(n_reps,)``; its kernel is a
+    :class:`expertlab.sim._bandit_kernels.BanditKernelSpec`.  See
+    :mod:`expertlab.sim._bandit_run`.
     """
 
     name: str

@@ -46,7 +46,8 @@ class RunResult:
     checkpoints : ndarray of int, shape (n_checkpoints,)
         Rounds after which metrics were recorded.
     regret : ndarray, shape (n_checkpoints, n_reps)
-        External regret ``sum_t <p_t, l_t> - min_i L_{t,i}`` of each replication.
+        External regret ``sum_t <p_t, l_t> - min_i L_{t,i}`` of each replication
+        (bandit runs: the pseudo-regret, see :mod:`expertlab.sim._bandit_run`).
     metrics : mapping of str to ndarray (n_checkpoints, n_reps)
         Further metrics the instance declares: ``sleeping_regret`` (the
         largest regret of an expert on its own awake rounds),
@@ -55,7 +56,8 @@ class RunResult:
         instances with known expected losses).
     final : mapping of str to ndarray
         ``expert_regret`` of shape ``(n_reps, n_experts)``: each expert's
-        (sleeping) regret at the horizon.
+        (sleeping) regret at the horizon; for bandit runs ``pulls``, the pull
+        counts of shape ``(n_reps, n_arms)``.
     seed : int
         The seed used (also when ``seed=None`` was passed).
     rep_offset : int
@@ -99,8 +101,11 @@ class RunResult:
 
     @property
     def updates_per_second(self) -> float:
-        """Expert-updates per second of wall time: ``n_reps * horizon * n_experts / wall_time``."""
-        n = self.final["expert_regret"].shape[1]
+        """Expert-updates per second of wall time: ``n_reps * horizon * n_experts / wall_time``.
+
+        For bandit runs ``n_experts`` is the number of arms.
+        """
+        n = (self.final["expert_regret"] if "expert_regret" in self.final else self.final["pulls"]).shape[1]
         return self.n_reps * self.horizon * n / max(self.wall_time, 1e-12)
 
     @staticmethod
@@ -141,9 +146,14 @@ def run(
     Parameters
     ----------
     learner : Learner
-        A full-information learner (e.g. :func:`expertlab.experts.hedge`).
-    instance : Instance
-        A loss sequence (e.g. :func:`expertlab.experts.instances.fair_coins`).
+        A full-information learner (e.g. :func:`expertlab.experts.hedge`) or a
+        bandit learner (``feedback == "bandit"``, e.g.
+        :func:`expertlab.bandits.ucb1`), which sees only the pulled arm's
+        outcome (contract and metrics: :mod:`expertlab.sim._bandit_run`).
+    instance : Instance or BanditInstance
+        A loss sequence (e.g. :func:`expertlab.experts.instances.fair_coins`),
+        or for a bandit learner a set of arms (e.g.
+        :func:`expertlab.bandits.instances.bernoulli`).
     horizon : int
         Number of rounds ``T >= 1``.
     n_reps : int
@@ -164,13 +174,20 @@ def run(
     Returns
     -------
     RunResult
+        For a bandit learner ``regret`` is the pseudo-regret, ``metrics``
+        holds ``pseudo_regret``, ``reward`` and, where they apply,
+        ``expected_regret``, ``realised_regret`` and ``dynamic_regret``, and
+        ``final`` holds the pull counts ``pulls`` of shape ``(n_reps, n_arms)``.
     """
     if not isinstance(learner, Learner):
         raise TypeError(f"learner must be a Learner (e.g. expertlab.experts.hedge()), got {type(learner).__name__}")
+    if learner.feedback == "bandit":
+        return _run_bandit(learner, instance, horizon, n_reps, seed, backend, rep_offset, checkpoints)
     if not isinstance(instance, Instance):
         raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
     if learner.feedback != "full":
-        raise ValueError(f"sim.run drives full-information learners; {learner.name} declares feedback={learner.feedback!r}")
+        raise ValueError(f"sim.run drives full-information and bandit learners; {learner.name} declares "
+                         f"feedback={learner.feedback!r}")
     horizon = check_int(horizon, "horizon")
     n_reps = check_int(n_reps, "n_reps")
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
@@ -178,12 +195,7 @@ def run(
     if instance.name == "loss_matrix" and horizon > instance.data[0].shape[0]:
         raise ValueError(f"horizon={horizon} exceeds the {instance.data[0].shape[0]} rows of the loss matrix")
     seed_u = _random.seed_to_uint64(seed)
-    if checkpoints is None:
-        ckpts = checkpoint_grid(horizon)
-    else:
-        ckpts = np.unique(np.asarray(checkpoints, dtype=np.int64))
-        if ckpts.size == 0 or ckpts[0] < 1 or ckpts[-1] > horizon:
-            raise ValueError(f"checkpoints must be a non-empty set of rounds in [1, {horizon}]")
+    ckpts = _checkpoints(checkpoints, horizon)
     n = instance.n_experts
     n_ck = ckpts.size
     out_regret = np.zeros((n_ck, n_reps))
@@ -241,6 +253,32 @@ def run(
         final={"expert_regret": out_expert},
         wall_time=wall,
     )
+
+
+def _checkpoints(checkpoints, horizon):
+    if checkpoints is None:
+        return checkpoint_grid(horizon)
+    ckpts = np.unique(np.asarray(checkpoints, dtype=np.int64))
+    if ckpts.size == 0 or ckpts[0] < 1 or ckpts[-1] > horizon:
+        raise ValueError(f"checkpoints must be a non-empty set of rounds in [1, {horizon}]")
+    return ckpts
+
+
+def _run_bandit(learner, instance, horizon, n_reps, seed, backend, rep_offset, checkpoints):
+    from ._bandit_run import run_bandit
+
+    horizon = check_int(horizon, "horizon")
+    n_reps = check_int(n_reps, "n_reps")
+    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
+    check_backend(backend)
+    seed_u = _random.seed_to_uint64(seed)
+    ckpts = _checkpoints(checkpoints, horizon)
+    regret, metrics, final, wall = run_bandit(learner, instance, horizon, n_reps, seed_u, backend, rep_offset,
+                                              ckpts)
+    return RunResult(learner=learner.name, instance=instance.name, learner_params=dict(learner.params),
+                     instance_params=dict(instance.params), horizon=horizon, n_reps=n_reps, seed=int(seed_u),
+                     rep_offset=rep_offset, backend=backend, checkpoints=ckpts, regret=regret, metrics=metrics,
+                     final=final, wall_time=wall)
 
 
 def _run_array(xp, learner, instance, horizon, n_reps, seed_u, rep_offset, ckpts,

@@ -1,0 +1,57 @@
+"""Stochastic and adversarial multi-armed bandits.
+
+Regret learners declare ``feedback == "bandit"``: each round every replication
+pulls one arm and sees only that arm's outcome (contract:
+:mod:`expertlab.sim._bandit_run`).  :data:`LEARNERS` maps registered names to
+factories and :data:`instances.INSTANCES` does the same for arm sets.
+"""
+
+from ..sim._rates import document_claims as _document_claims
+from . import _claims, instances  # noqa: F401  (_claims registers the rate claims)
+from ._elimination import EliminationState, successive_elimination
+from ._etc import etc_expected_regret, explore_then_commit
+from ._exp3 import Exp3State, exp3, exp3_ix
+from ._kl_ucb import kl_ucb, kl_ucb_index
+from ._thompson import thompson_sampling
+from ._tsallis import tsallis_inf, tsallis_weights
+from ._ucb import IndexState, moss, ucb1
+
+#: Registered bandit learner factories, by name (callable without arguments).
+LEARNERS = {
+    "ucb1": ucb1,
+    "kl_ucb": kl_ucb,
+    "thompson_sampling": thompson_sampling,
+    "exp3": exp3,
+    "exp3_ix": lambda horizon=1000, n_arms=2: exp3_ix(horizon, n_arms),
+    "moss": moss,
+    "tsallis_inf": tsallis_inf,
+    "explore_then_commit": explore_then_commit,
+    "successive_elimination": successive_elimination,
+}
+
+for _name, _factory in (("ucb1", ucb1), ("kl_ucb", kl_ucb), ("thompson_sampling", thompson_sampling),
+                        ("exp3", exp3), ("exp3_ix", exp3_ix), ("moss", moss),
+                        ("tsallis_inf", tsallis_inf), ("explore_then_commit", explore_then_commit),
+                        ("successive_elimination", successive_elimination)):
+    _document_claims(_factory, _name)
+
+__all__ = [
+    "LEARNERS",
+    "instances",
+    # regret learners
+    "ucb1",
+    "moss",
+    "IndexState",
+    "kl_ucb",
+    "kl_ucb_index",
+    "thompson_sampling",
+    "exp3",
+    "exp3_ix",
+    "Exp3State",
+    "tsallis_inf",
+    "tsallis_weights",
+    "explore_then_commit",
+    "etc_expected_regret",
+    "successive_elimination",
+    "EliminationState",
+]

@@ -1,0 +1,61 @@
+"""Shared helpers of the bandit learners: argument checks and tie-breaking argmax."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.extending import register_jitable
+
+from .._validation import check_int
+
+__all__ = ["check_init", "check_feedback", "first_unpulled", "argmax_first"]
+
+
+def check_init(n_reps, n_arms):
+    """Validate the arguments of a bandit learner's ``init``."""
+    n_reps = check_int(n_reps, "n_reps")
+    n_arms = check_int(n_arms, "n_arms", minimum=2)
+    return n_reps, n_arms
+
+
+def check_feedback(counts, arm, reward):
+    """Validate ``update(state, arm, reward)``: shapes ``(n_reps,)``, arms in range, finite rewards."""
+    n_reps, n_arms = counts.shape
+    arm = np.asarray(arm)
+    reward = np.asarray(reward)
+    if arm.shape != (n_reps,):
+        raise ValueError(f"arm must have shape ({n_reps},), got {arm.shape}")
+    if not np.issubdtype(arm.dtype, np.integer):
+        raise TypeError(f"arm must be an integer array, got dtype {arm.dtype}")
+    if np.any(arm < 0) or np.any(arm >= n_arms):
+        raise ValueError(f"arm must lie in [0, {n_arms - 1}]")
+    if reward.shape != (n_reps,):
+        raise ValueError(f"reward must have shape ({n_reps},), got {reward.shape}")
+    if not np.all(np.isfinite(reward)):
+        raise ValueError("reward contains NaN or infinite values")
+
+
+def first_unpulled(xp, counts):
+    """``(has, arm)``: whether a replication has an arm never pulled, and the lowest such arm."""
+    unpulled = counts == 0
+    return xp.any(unpulled, axis=1), xp.argmax(unpulled, axis=1)
+
+
+@register_jitable(forceinline=True, _nrt=False)
+def k_first_unpulled(S, K):
+    """Lowest arm with a zero count in row 0 of ``S``, or -1."""
+    for i in range(K):
+        if S[0, i] == 0.0:
+            return i
+    return -1
+
+
+@register_jitable(forceinline=True, _nrt=False)
+def argmax_first(x, K):
+    """Index of the first maximum of ``x[:K]`` (NaN never wins)."""
+    best = 0
+    bv = x[0]
+    for i in range(1, K):
+        if x[i] > bv:
+            bv = x[i]
+            best = i
+    return best

@@ -1,0 +1,54 @@
+"""
+EXP3 on the minimax instance
+============================
+
+Expected pseudo-regret of EXP3 (tuned to the horizon) on the minimax
+instance, K - 1 Bernoulli(1/2) arms and one at 1/2 + sqrt(K/T): it grows as
+sqrt(T) at fixed K and as sqrt(K) at fixed T, the minimax rate.
+"""
+
+import math
+
+import numpy as np
+
+from expertlab import sim
+from expertlab.bandits import exp3, instances
+
+
+def _final(L, K, T, s, backend, seed):
+    res = sim.run(L, instances.minimax(K, T), horizon=T, n_reps=s["n_reps"], seed=seed,
+                  backend=sim.pick_backend(L, backend), checkpoints=[T])
+    return res.metric("expected_regret")[-1]
+
+
+def regret_vs_T(s, backend, seed):
+    K = s["n_arms"]
+    x = np.array(s["horizons"], dtype=float)
+    y = np.stack([_final(exp3(T, n_arms=K), K, T, s, backend, seed) for T in s["horizons"]])
+    return sim.Measurement(x=x, y=y, xlabel="horizon T", ylabel="expected pseudo-regret at T",
+                           curves={"√(2TK ln K) (Thm 3.1)": (x, np.sqrt(2 * x * K * math.log(K)))})
+
+
+def regret_vs_K(s, backend, seed):
+    T = s["horizon"]
+    x = np.array(s["n_arms"], dtype=float)
+    y = np.stack([_final(exp3(T, n_arms=K), K, T, s, backend, seed) for K in s["n_arms"]])
+    return sim.Measurement(x=x, y=y, xlabel="arms K", ylabel=f"expected pseudo-regret at T = {T}",
+                           curves={"√(KT)": (x, np.sqrt(x * T))})
+
+
+EXPERIMENTS = [
+    sim.Experiment("bandits.exp3-regret-vs-T", regret_vs_T,
+                   quick=dict(n_arms=8, horizons=[1000, 3000, 10_000, 30_000], n_reps=100),
+                   full=dict(n_arms=8, horizons=[1000, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000],
+                             n_reps=1000),
+                   title="EXP3 on the minimax instance: regret ∝ √T"),
+    sim.Experiment("bandits.exp3-regret-vs-K", regret_vs_K,
+                   quick=dict(horizon=10_000, n_arms=[16, 32, 64, 128], n_reps=100),
+                   full=dict(horizon=100_000, n_arms=[16, 32, 64, 128, 256, 512], n_reps=500),
+                   title="EXP3 on the minimax instance: regret ∝ √K"),
+]
+
+if __name__ == "__main__":
+    if sim.experiment_main(EXPERIMENTS):
+        raise SystemExit(1)

@@ -1,0 +1,71 @@
+"""
+Stochastic bandits: logarithmic regret and the Lai--Robbins constant
+=====================================================================
+
+Nine Bernoulli arms with means 0.1, ..., 0.9.  The pseudo-regret of KL-UCB
+and Thompson sampling grows like c ln T with c tending to the Lai--Robbins
+constant 7.5165; UCB1's slope is an order of magnitude larger.  MOSS on the
+minimax instance has pseudo-regret proportional to sqrt(KT).
+"""
+
+import numpy as np
+
+from expertlab import sim
+from expertlab.bandits import instances, kl_ucb, moss, thompson_sampling, ucb1
+from expertlab.bandits._claims import LR_NINE
+
+NINE = np.arange(1, 10) / 10.0
+
+
+def _log_slope(L, s, backend, seed):
+    x = sim.checkpoint_grid(s["horizon"]).astype(float)
+    lr = LR_NINE * np.log(x)
+    return sim.horizon_measurement(L, instances.bernoulli(NINE), s, backend, seed, metric="pseudo_regret",
+                                   curves={"Lai–Robbins slope 7.5165 · ln T": (x, lr)})
+
+
+def kl_ucb_slope(s, backend, seed):
+    return _log_slope(kl_ucb(), s, backend, seed)
+
+
+def thompson_slope(s, backend, seed):
+    return _log_slope(thompson_sampling(), s, backend, seed)
+
+
+def ucb1_slope(s, backend, seed):
+    return _log_slope(ucb1(), s, backend, seed)
+
+
+def moss_minimax(s, backend, seed):
+    K = s["n_arms"]
+    ys = []
+    for T in s["horizons"]:
+        L = moss(horizon=T)
+        res = sim.run(L, instances.minimax(K, T), horizon=T, n_reps=s["n_reps"], seed=seed,
+                      backend=sim.pick_backend(L, backend), checkpoints=[T])
+        ys.append(res.regret[-1])
+    x = np.array(s["horizons"], dtype=float)
+    return sim.Measurement(x=x, y=np.stack(ys), xlabel="horizon T", ylabel="pseudo-regret at T",
+                           curves={"√(KT)": (x, np.sqrt(K * x))})
+
+
+EXPERIMENTS = [
+    sim.Experiment("bandits.kl_ucb-lai-robbins", kl_ucb_slope,
+                   quick=dict(horizon=10_000, n_reps=200), full=dict(horizon=1_000_000, n_reps=1000),
+                   title="KL-UCB on nine Bernoulli arms: slope against ln T → 7.5165"),
+    sim.Experiment("bandits.thompson-lai-robbins", thompson_slope,
+                   quick=dict(horizon=10_000, n_reps=200), full=dict(horizon=1_000_000, n_reps=1000),
+                   title="Thompson sampling on nine Bernoulli arms: slope against ln T → 7.5165"),
+    sim.Experiment("bandits.ucb1-log-slope", ucb1_slope,
+                   quick=dict(horizon=10_000, n_reps=200), full=dict(horizon=1_000_000, n_reps=2000),
+                   title="UCB1 on nine Bernoulli arms: regret linear in ln T, slope in [54, 217]"),
+    sim.Experiment("bandits.moss-minimax-vs-T", moss_minimax,
+                   quick=dict(n_arms=8, horizons=[1000, 3000, 10_000, 30_000], n_reps=200),
+                   full=dict(n_arms=8, horizons=[1000, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000],
+                             n_reps=1000),
+                   title="MOSS on the minimax instance: regret ∝ √(KT)"),
+]
+
+if __name__ == "__main__":
+    if sim.experiment_main(EXPERIMENTS):
+        raise SystemExit(1)
