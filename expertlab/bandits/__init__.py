@@ -1,17 +1,19 @@
-"""Stochastic and adversarial multi-armed bandits.
+"""Stochastic and adversarial multi-armed bandits and safe combinatorial semi-bandits.
 
 Regret learners declare ``feedback == "bandit"``: each round every replication
 pulls one arm and sees only that arm's outcome (contract:
 :mod:`expertlab.sim._bandit_run`).  :data:`LEARNERS` maps registered names to
 factories and :data:`instances.INSTANCES` does the same for arm sets.
+PASCombUCB has its own batched driver and returns a frozen result.
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, instances  # noqa: F401  (_claims registers the rate claims)
+from . import _claims, _claims_safe, instances  # noqa: F401  (the _claims register claims)
 from ._elimination import EliminationState, successive_elimination
 from ._etc import etc_expected_regret, explore_then_commit
 from ._exp3 import Exp3State, exp3, exp3_ix
 from ._kl_ucb import kl_ucb, kl_ucb_index
+from ._pascombucb import PASCombUCBResult, cucb, hou_tan_zhong_instance, pascombucb
 from ._thompson import thompson_sampling
 from ._tsallis import tsallis_inf, tsallis_weights
 from ._ucb import IndexState, moss, ucb1
@@ -54,4 +56,9 @@ __all__ = [
     "etc_expected_regret",
     "successive_elimination",
     "EliminationState",
+    # safe combinatorial semi-bandits
+    "PASCombUCBResult",
+    "cucb",
+    "hou_tan_zhong_instance",
+    "pascombucb",
 ]
