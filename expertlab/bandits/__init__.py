@@ -1,18 +1,23 @@
-"""Stochastic and adversarial multi-armed bandits and safe combinatorial semi-bandits.
+"""Stochastic and adversarial multi-armed bandits, pure exploration and safe combinatorial semi-bandits.
 
 Regret learners declare ``feedback == "bandit"``: each round every replication
 pulls one arm and sees only that arm's outcome (contract:
 :mod:`expertlab.sim._bandit_run`).  :data:`LEARNERS` maps registered names to
-factories and :data:`instances.INSTANCES` does the same for arm sets.
-PASCombUCB has its own batched driver and returns a frozen result.
+factories and :data:`instances.INSTANCES` does the same for arm sets.  The
+pure-exploration procedures (active ranking of experts, LinFACT) and
+PASCombUCB have their own batched drivers and return frozen results.
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, _claims_safe, instances  # noqa: F401  (the _claims register claims)
+from . import _claims, _claims_exploration, _claims_safe, instances  # noqa: F401  (the _claims register claims)
+from ._active_ranking import (ActiveRankingResult, active_ranking, best_expert, compare_experts, comparison_budget,
+                              dense_gap_means, one_task_gap_means)
 from ._elimination import EliminationState, successive_elimination
 from ._etc import etc_expected_regret, explore_then_commit
 from ._exp3 import Exp3State, exp3, exp3_ix
 from ._kl_ucb import kl_ucb, kl_ucb_index
+from ._linfact import (LinFACTResult, eps_good_set, linfact, two_level_linear_arms, unstructured_all_eps_good,
+                       xy_optimal_design)
 from ._pascombucb import PASCombUCBResult, cucb, hou_tan_zhong_instance, pascombucb
 from ._thompson import thompson_sampling
 from ._tsallis import tsallis_inf, tsallis_weights
@@ -56,6 +61,21 @@ __all__ = [
     "etc_expected_regret",
     "successive_elimination",
     "EliminationState",
+    # active ranking of experts
+    "ActiveRankingResult",
+    "active_ranking",
+    "best_expert",
+    "compare_experts",
+    "comparison_budget",
+    "dense_gap_means",
+    "one_task_gap_means",
+    # all eps-best arms in linear bandits
+    "LinFACTResult",
+    "eps_good_set",
+    "linfact",
+    "two_level_linear_arms",
+    "unstructured_all_eps_good",
+    "xy_optimal_design",
     # safe combinatorial semi-bandits
     "PASCombUCBResult",
     "cucb",
