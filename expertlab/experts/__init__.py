@@ -1,18 +1,22 @@
-"""Full-information experts: Hedge and its adaptive variants, with sleeping experts.
+"""Full-information experts: Hedge and its adaptive variants, sleeping experts, and research algorithms.
 
-Every learner is a :class:`expertlab.sim.Learner` built by a factory named
-after the algorithm; :data:`LEARNERS` maps registered names to factories and
-:data:`instances.INSTANCES` does the same for loss sequences.
+Every learner of :data:`LEARNERS` is a :class:`expertlab.sim.Learner` built
+by a factory named after the algorithm, and :data:`instances.INSTANCES` maps
+names to loss sequences.  The research algorithms that need their own
+drivers (groupwise regret, LOMAR) return frozen results.
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, instances  # noqa: F401  (_claims registers the rate claims)
+from . import _claims, instances  # noqa: F401  (the _claims register claims)
 from ._adahedge import AdaHedgeState, adahedge
 from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa
 from ._fixed_share import FixedShareState, fixed_share
 from ._ftl import FTLState, FTPLState, ftl, ftpl
+from ._groupwise import GROUP_NAMES, GroupInstance, GroupwiseResult, groupwise, intersecting_groups
 from ._hedge import HedgeState, hedge
+from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
+                     random_bipartite)
 from ._mlprod import MLProdState, ml_prod
 from ._squint import SquintState, squint
 
@@ -53,4 +57,18 @@ __all__ = [
     "BOAState",
     "adanormalhedge",
     "AdaNormalHedgeState",
+    # groupwise regret
+    "GROUP_NAMES",
+    "GroupInstance",
+    "GroupwiseResult",
+    "groupwise",
+    "intersecting_groups",
+    # learning-augmented matching
+    "BipartiteInstance",
+    "LOMARResult",
+    "MATCHING_EXPERTS",
+    "PROPOSERS",
+    "fixed_bipartite",
+    "lomar",
+    "random_bipartite",
 ]

@@ -100,3 +100,53 @@ for _name in ("squint", "ml_prod", "boa", "adanormalhedge"):
     )
 
 register_claims(*CLAIMS)
+
+# -- research experts -------------------------------------------------------
+
+_AAKRZ = "Acharya, Arunachaleswaran, Kannan, Roth & Ziani, ICLR 2024"
+
+GROUPWISE_CLAIMS = (
+    RateClaim(
+        name="experts.groupwise-regret-at-most-sqrt",
+        quantity="regret of the worst group (against its best linear model)", variable="T", law="power_at_most",
+        predicted=0.5, tolerance=0.0, fit_decades=1.0,
+        source=f"{_AAKRZ}: every group's regret is at most its learner's O(d log T_g) plus O(sqrt(T_g log|G|)) "
+               "(theorem number not re-checked)",
+        learner="groupwise",
+        description="Two binary attributes, five groups (all, a1=0, a1=1, a2=0, a2=1), labels linear in the "
+                    "context with a model that depends on a1.  Online ridge per group combined by sleeping "
+                    "AdaNormalHedge: the largest regret over the groups grows at most like sqrt(T) (the "
+                    "fitted exponent's lower confidence limit must not exceed 1/2; here the growth is "
+                    "logarithmic, since the right learner is found quickly).",
+    ),
+    RateClaim(
+        name="experts.groupwise-global-linear",
+        quantity="regret of one global learner on the worst group", variable="T", law="power", predicted=1.0,
+        tolerance=0.05, fit_decades=1.0,
+        source=f"{_AAKRZ}: a single external-regret learner can have linear regret on some group "
+               "(motivating example; not a numbered result)",
+        learner="groupwise",
+        description="The same instance: one online ridge regression on all rounds converges to the pooled "
+                    "model, which is wrong on both a1 groups by a constant, so its regret there grows "
+                    "linearly in T (the transient of the first rounds is outside the last decade).",
+    ),
+)
+
+register_claims(*GROUPWISE_CLAIMS)
+
+LOMAR_CLAIMS = (
+    RateClaim(
+        name="experts.lomar-robustness",
+        quantity="(reward - rho * expert reward + B) / expert reward", variable="rho", law="always",
+        predicted=0.0, tolerance=1e-12,
+        source="Li, Yang & Ren, ICML 2023: LOMAR's reward is at least rho times the expert's minus B on "
+               "every instance, for any proposer (robustness theorem; number not re-checked)",
+        learner="lomar",
+        description="Random bipartite graphs, the greedy expert and the proposer that grabs the nodes greedy "
+                    "will take next (the adversary for which the bound is tight): the normalised slack is "
+                    "non-negative in every replication at every rho.  A deterministic guarantee, so the "
+                    "claim asks for every entry, not for a confidence interval.",
+    ),
+)
+
+register_claims(*LOMAR_CLAIMS)
