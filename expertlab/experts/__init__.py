@@ -3,11 +3,12 @@
 Every learner of :data:`LEARNERS` is a :class:`expertlab.sim.Learner` built
 by a factory named after the algorithm, and :data:`instances.INSTANCES` maps
 names to loss sequences.  The research algorithms that need their own
-drivers (groupwise regret, LOMAR) return frozen results.
+drivers (groupwise regret, LOMAR, the private learners) return frozen
+results.
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, instances  # noqa: F401  (the _claims register claims)
+from . import _claims, _claims_private, instances  # noqa: F401  (the _claims register claims)
 from ._adahedge import AdaHedgeState, adahedge
 from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa
@@ -18,6 +19,9 @@ from ._hedge import HedgeState, hedge
 from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
                      random_bipartite)
 from ._mlprod import MLProdState, ml_prod
+from ._privacy import AuditResult, PrivacyCost, privacy_audit
+from ._private import (NoisyFTPLState, PrivateLearner, PrivateRunResult, SparseVectorState, TreeFTRLState,
+                       audit_private, noisy_ftpl, realizable, run_private, sparse_vector_experts, tree_ftrl)
 from ._squint import SquintState, squint
 
 #: Registered learner factories, by name (used by the CLI and sweeps).
@@ -57,6 +61,21 @@ __all__ = [
     "BOAState",
     "adanormalhedge",
     "AdaNormalHedgeState",
+    # private experts in the realizable regime
+    "sparse_vector_experts",
+    "SparseVectorState",
+    "noisy_ftpl",
+    "NoisyFTPLState",
+    "tree_ftrl",
+    "TreeFTRLState",
+    "PrivateLearner",
+    "PrivateRunResult",
+    "run_private",
+    "audit_private",
+    "realizable",
+    "PrivacyCost",
+    "AuditResult",
+    "privacy_audit",
     # groupwise regret
     "GROUP_NAMES",
     "GroupInstance",
