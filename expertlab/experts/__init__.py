@@ -4,11 +4,12 @@ Every learner of :data:`LEARNERS` is a :class:`expertlab.sim.Learner` built
 by a factory named after the algorithm, and :data:`instances.INSTANCES` maps
 names to loss sequences.  The research algorithms that need their own
 drivers (groupwise regret, LOMAR, the private learners) return frozen
-results.
+results; the memory-bounded learner is a :class:`~expertlab.sim.Learner`
+kept out of :data:`LEARNERS` (see its Notes).
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, _claims_private, instances  # noqa: F401  (the _claims register claims)
+from . import _claims, _claims_memory, _claims_private, instances  # noqa: F401  (the _claims register claims)
 from ._adahedge import AdaHedgeState, adahedge
 from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa
@@ -18,6 +19,7 @@ from ._groupwise import GROUP_NAMES, GroupInstance, GroupwiseResult, groupwise, 
 from ._hedge import HedgeState, hedge
 from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
                      random_bipartite)
+from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
 from ._mlprod import MLProdState, ml_prod
 from ._privacy import AuditResult, PrivacyCost, privacy_audit
 from ._private import (NoisyFTPLState, PrivateLearner, PrivateRunResult, SparseVectorState, TreeFTRLState,
@@ -39,6 +41,7 @@ LEARNERS = {
 
 for _name, _factory in LEARNERS.items():
     _document_claims(_factory, _name)
+_document_claims(memory_bounded, "memory_bounded")  # not in LEARNERS: see its Notes
 
 __all__ = [
     "LEARNERS",
@@ -61,6 +64,10 @@ __all__ = [
     "BOAState",
     "adanormalhedge",
     "AdaNormalHedgeState",
+    # memory-bounded experts
+    "memory_bounded",
+    "MemoryBoundedState",
+    "state_nbytes",
     # private experts in the realizable regime
     "sparse_vector_experts",
     "SparseVectorState",

@@ -1,0 +1,109 @@
+"""
+Memory-bounded experts
+======================
+
+A pool of S experts run with Hedge, keeping the best half each epoch and
+refilling at random, on a needle (one expert with gap 6 sqrt(n/(ST)) among
+fair coins): the pseudo-regret scales as sqrt(nT/S) in S, n and T, and the
+measured state size is linear in S and independent of n.
+"""
+
+import math
+
+import numpy as np
+
+from expertlab import sim
+from expertlab.experts import instances, memory_bounded, state_nbytes
+
+GAP = 6.0  # needle gap in units of sqrt(n / (S T)); the default epoch gives eps^2 B = GAP^2 / 6
+
+
+def _needle_regret(S, n, T, s, backend, seed):
+    gap = GAP * math.sqrt(n / (S * T))
+    L = memory_bounded(S, horizon=T)
+    res = sim.run(L, instances.needle(n, gap), horizon=T, n_reps=s["n_reps"], seed=seed,
+                  backend=sim.pick_backend(L, backend), checkpoints=[T])
+    return res.metric("pseudo_regret")[-1], gap * T
+
+
+def _sweep(configs, x, xlabel, s, backend, seed):
+    ys, trivial = [], []
+    for S, n, T in configs:
+        y, never = _needle_regret(S, n, T, s, backend, seed)
+        ys.append(y)
+        trivial.append(never)
+    x = np.asarray(x, dtype=float)
+    scale = np.array([math.sqrt(n * T / S) for S, n, T in configs])
+    y = np.stack(ys)
+    c = float(np.exp(np.mean(np.log(y.mean(axis=1) / scale))))
+    return sim.Measurement(x=x, y=y, xlabel=xlabel, ylabel="pseudo-regret at T",
+                           curves={f"{c:.2f} √(nT/S)": (x, c * scale),
+                                   "never finding the needle: εT": (x, np.array(trivial))},
+                           info={"fraction_of_eps_T": (y.mean(axis=1) / np.array(trivial)).tolist()})
+
+
+def regret_vs_S(s, backend, seed):
+    return _sweep([(S, s["n_experts"], s["horizon"]) for S in s["memory"]], s["memory"], "memory S", s,
+                  backend, seed)
+
+
+def regret_vs_n(s, backend, seed):
+    return _sweep([(s["memory"], n, s["horizon"]) for n in s["n_experts"]], s["n_experts"], "experts n", s,
+                  backend, seed)
+
+
+def regret_vs_T(s, backend, seed):
+    return _sweep([(s["memory"], s["n_experts"], T) for T in s["horizon"]], s["horizon"], "horizon T", s,
+                  backend, seed)
+
+
+def _bytes_after_two_epochs(S, n, n_reps=2):
+    L = memory_bounded(S, epoch=3)
+    state = L.init(n_reps, n)
+    keys = np.arange(n_reps, dtype=np.uint64)
+    for t in range(6):
+        p = L.act(state, keys + np.uint64(1000 * t))
+        state = L.update(state, p, np.full((n_reps, n), 0.5))
+    return state_nbytes(state)
+
+
+def bytes_vs_S(s, backend, seed):
+    x = np.array(s["memory"], dtype=float)
+    y = np.array([[_bytes_after_two_epochs(S, s["n_experts"])] * 2 for S in s["memory"]])
+    return sim.Measurement(x=x, y=y, xlabel="memory S", ylabel="state bytes per replication",
+                           curves={"8 (3 + 3S)": (x, 8.0 * (3 + 3 * x))})
+
+
+def bytes_vs_n(s, backend, seed):
+    x = np.array(s["n_experts"], dtype=float)
+    y = np.array([[_bytes_after_two_epochs(s["memory"], n)] * 2 for n in s["n_experts"]])
+    return sim.Measurement(x=x, y=y, xlabel="experts n", ylabel="state bytes per replication")
+
+
+EXPERIMENTS = [
+    sim.Experiment("experts.memory-regret-vs-S", regret_vs_S,
+                   quick=dict(memory=[2, 4, 8], n_experts=128, horizon=10_000, n_reps=150),
+                   full=dict(memory=[2, 4, 8, 16], n_experts=512, horizon=40_000, n_reps=400),
+                   title="Pool learner on the needle: pseudo-regret ∝ S^(-1/2)"),
+    sim.Experiment("experts.memory-regret-vs-n", regret_vs_n,
+                   quick=dict(memory=2, n_experts=[16, 32, 64, 128], horizon=10_000, n_reps=150),
+                   full=dict(memory=2, n_experts=[16, 32, 64, 128, 256, 512], horizon=40_000, n_reps=400),
+                   title="Pool learner on the needle: pseudo-regret ∝ n^(1/2)"),
+    sim.Experiment("experts.memory-regret-vs-T", regret_vs_T,
+                   quick=dict(memory=2, n_experts=16, horizon=[2000, 4000, 8000, 16_000], n_reps=100),
+                   full=dict(memory=2, n_experts=16, horizon=[2000, 4000, 8000, 16_000, 32_000, 64_000],
+                             n_reps=400),
+                   title="Pool learner on the needle: pseudo-regret ∝ T^(1/2)"),
+    sim.Experiment("experts.memory-state-bytes-vs-S", bytes_vs_S,
+                   quick=dict(memory=[16, 32, 64, 128, 256, 512, 1024], n_experts=4096),
+                   full=dict(memory=[16, 32, 64, 128, 256, 512, 1024, 4096], n_experts=65_536),
+                   title="State bytes linear in the memory S"),
+    sim.Experiment("experts.memory-state-bytes-vs-n", bytes_vs_n,
+                   quick=dict(memory=8, n_experts=[64, 512, 4096, 65_536]),
+                   full=dict(memory=8, n_experts=[64, 512, 4096, 65_536, 1_048_576]),
+                   title="State bytes independent of the number of experts n"),
+]
+
+if __name__ == "__main__":
+    if sim.experiment_main(EXPERIMENTS):
+        raise SystemExit(1)
