@@ -15,17 +15,19 @@ from ._active_ranking import (ActiveRankingResult, active_ranking, best_expert, 
 from ._elimination import EliminationState, successive_elimination
 from ._etc import etc_expected_regret, explore_then_commit
 from ._exp3 import Exp3State, exp3, exp3_ix
+from ._exp4 import AdviceInstance, Exp4Result, contextual_policies, exp4
 from ._kl_ucb import kl_ucb, kl_ucb_index
 from ._linfact import (LinFACTResult, eps_good_set, linfact, two_level_linear_arms, unstructured_all_eps_good,
                        xy_optimal_design)
 from ._pascombucb import PASCombUCBResult, cucb, hou_tan_zhong_instance, pascombucb
 from ._thompson import thompson_sampling
 from ._tsallis import tsallis_inf, tsallis_weights
-from ._ucb import IndexState, moss, ucb1
+from ._ucb import IndexState, moss, ucb1, ucb_alpha
 
 #: Registered bandit learner factories, by name (callable without arguments).
 LEARNERS = {
     "ucb1": ucb1,
+    "ucb_alpha": ucb_alpha,
     "kl_ucb": kl_ucb,
     "thompson_sampling": thompson_sampling,
     "exp3": exp3,
@@ -36,7 +38,7 @@ LEARNERS = {
     "successive_elimination": successive_elimination,
 }
 
-for _name, _factory in (("ucb1", ucb1), ("kl_ucb", kl_ucb), ("thompson_sampling", thompson_sampling),
+for _name, _factory in (("ucb1", ucb1), ("ucb_alpha", ucb_alpha), ("kl_ucb", kl_ucb), ("thompson_sampling", thompson_sampling),
                         ("exp3", exp3), ("exp3_ix", exp3_ix), ("moss", moss),
                         ("tsallis_inf", tsallis_inf), ("explore_then_commit", explore_then_commit),
                         ("successive_elimination", successive_elimination)):
@@ -47,6 +49,7 @@ __all__ = [
     "instances",
     # regret learners
     "ucb1",
+    "ucb_alpha",
     "moss",
     "IndexState",
     "kl_ucb",
@@ -55,6 +58,10 @@ __all__ = [
     "exp3",
     "exp3_ix",
     "Exp3State",
+    "exp4",
+    "Exp4Result",
+    "AdviceInstance",
+    "contextual_policies",
     "tsallis_inf",
     "tsallis_weights",
     "explore_then_commit",

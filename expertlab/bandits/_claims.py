@@ -105,6 +105,18 @@ CLAIMS = (
                     "[10^4, 10^5]); the tolerance 3.0 is the same finite-T allowance as for KL-UCB.",
     ),
     RateClaim(
+        name="bandits.exp4-regret-vs-T",
+        quantity="expected regret against the best expert", variable="T", law="power", predicted=0.5,
+        tolerance=0.05,
+        source="Bubeck & Cesa-Bianchi 2012, Thm 4.2: Exp4 with eta = sqrt(2 ln N / (T K)) has regret at most "
+               "sqrt(2 T K ln N) (Auer et al. 2002 for Exp4; theorem number not re-checked)",
+        learner="exp4",
+        description="Four contexts, three arms, 32 expert policies (the optimal one and 31 random ones), gap "
+                    "0.2, each horizon run with eta tuned to it: both terms of ln N / eta + eta T K / 2 grow "
+                    "as sqrt(T), so the regret does (a policy that is not found costs linear regret, a fixed "
+                    "rate too small or too large the wrong exponent).",
+    ),
+    RateClaim(
         name="bandits.ucb1-log-slope",
         quantity="pseudo-regret", variable="T", law="log", predicted=5.0 * _INV_GAPS,
         tolerance=3.0 * _INV_GAPS,
@@ -115,6 +127,18 @@ CLAIMS = (
                     "the limit sum 2/Delta_i = 54.4 of the index crossing and Theorem 1's sum 8/Delta_i = "
                     "217.4 (the claim is the midpoint 135.9 with half-width 81.5), far above the Lai-Robbins "
                     "constant 7.5.",
+    ),
+    RateClaim(
+        name="bandits.ucb_alpha-log-slope",
+        quantity="pseudo-regret", variable="T", law="log", predicted=(15.0 / 4.0) * _INV_GAPS,
+        tolerance=(9.0 / 4.0) * _INV_GAPS,
+        source="Bubeck & Cesa-Bianchi 2012, Thm 2.1 (slope <= sum 2 alpha / Delta_i); the index crossing "
+               "N_i ~ alpha ln T / (2 Delta_i^2) gives the limit sum alpha / (2 Delta_i)",
+        learner="ucb_alpha", fit_decades=1.0,
+        description="UCB(alpha) with alpha = 3 on the nine arms 0.1 ... 0.9: the regret is linear in ln T with "
+                    "a slope between the limit sum 1.5/Delta_i = 40.8 of the index crossing and the bound "
+                    "sum 6/Delta_i = 163.1 (the claim is the midpoint with its half-width, the same reading "
+                    "as the UCB1 claim with alpha = 4).",
     ),
 )
 

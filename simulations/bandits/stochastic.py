@@ -11,7 +11,7 @@ minimax instance has pseudo-regret proportional to sqrt(KT).
 import numpy as np
 
 from expertlab import sim
-from expertlab.bandits import instances, kl_ucb, moss, thompson_sampling, ucb1
+from expertlab.bandits import instances, kl_ucb, moss, thompson_sampling, ucb1, ucb_alpha
 from expertlab.bandits._claims import LR_NINE
 
 NINE = np.arange(1, 10) / 10.0
@@ -34,6 +34,10 @@ def thompson_slope(s, backend, seed):
 
 def ucb1_slope(s, backend, seed):
     return _log_slope(ucb1(), s, backend, seed)
+
+
+def ucb_alpha_slope(s, backend, seed):
+    return _log_slope(ucb_alpha(s["alpha"]), s, backend, seed)
 
 
 def moss_minimax(s, backend, seed):
@@ -59,6 +63,10 @@ EXPERIMENTS = [
     sim.Experiment("bandits.ucb1-log-slope", ucb1_slope,
                    quick=dict(horizon=10_000, n_reps=200), full=dict(horizon=1_000_000, n_reps=2000),
                    title="UCB1 on nine Bernoulli arms: regret linear in ln T, slope in [54, 217]"),
+    sim.Experiment("bandits.ucb_alpha-log-slope", ucb_alpha_slope,
+                   quick=dict(horizon=10_000, n_reps=200, alpha=3.0),
+                   full=dict(horizon=1_000_000, n_reps=2000, alpha=3.0),
+                   title="UCB(α = 3) on nine Bernoulli arms: regret linear in ln T, slope in [41, 163]"),
     sim.Experiment("bandits.moss-minimax-vs-T", moss_minimax,
                    quick=dict(n_arms=8, horizons=[1000, 3000, 10_000, 30_000], n_reps=200),
                    full=dict(n_arms=8, horizons=[1000, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000],

@@ -259,3 +259,22 @@ def test_successive_elimination_by_hand():
     for bad in (0.0, 1.0, 1.5, float("nan")):
         with pytest.raises(ValueError, match="delta"):
             successive_elimination(bad)
+
+
+def test_ucb_alpha_is_ucb1_with_half_alpha():
+    from expertlab import sim
+    from expertlab.bandits import instances, ucb1, ucb_alpha
+
+    inst = instances.bernoulli([0.2, 0.5, 0.55])
+    a = sim.run(ucb_alpha(5.0), inst, horizon=400, n_reps=6, seed=3, backend="numba")
+    b = sim.run(ucb1(c=2.5), inst, horizon=400, n_reps=6, seed=3, backend="numpy")
+    np.testing.assert_array_equal(a.final["pulls"], b.final["pulls"])
+    assert ucb_alpha(5.0).name == "ucb_alpha" and ucb_alpha(5.0).params == {"alpha": 5.0}
+
+
+@pytest.mark.parametrize("alpha", [2.0, 1.0, -3.0])
+def test_ucb_alpha_needs_alpha_above_two(alpha):
+    from expertlab.bandits import ucb_alpha
+
+    with pytest.raises(ValueError, match="alpha must be > 2"):
+        ucb_alpha(alpha)
