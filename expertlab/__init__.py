@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from . import bandits, experts, mixtures, sim
+from . import bandits, experts, mdp, mixtures, sim
 
-__all__ = ["bandits", "experts", "mixtures", "sim", "__version__"]
+__all__ = ["bandits", "experts", "mdp", "mixtures", "sim", "__version__"]

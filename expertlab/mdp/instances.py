@@ -1,0 +1,216 @@
+"""MDP instances: GridWorld, RiverSwim, Garnet, forest management and random linear mixtures.
+
+Random instances draw from the counter-based generator of
+:mod:`expertlab._random`: the MDP of index ``m`` under ``seed`` is a pure
+function of ``(seed, m)``, so a batch of MDPs equals the same MDPs made one
+at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._random import rep_key, seed_to_uint64, stream_key, uniform
+from .._validation import check_float, check_int
+from ._models import LinearMixtureMDP, TabularMDP
+
+__all__ = ["gridworld", "river_swim", "garnet", "forest", "random_linear_mixture", "INSTANCES"]
+
+_KERNEL_SALT = np.uint64(0x6A09E667F3BCC909)
+_REWARD_SALT = np.uint64(0xBB67AE8584CAA73B)
+_THETA_SALT = np.uint64(0x3C6EF372FE94F82B)
+
+
+def gridworld(n_rows: int = 4, n_cols: int = 4, *, slip: float = 0.1, gamma: float = 0.95, goal=None) -> TabularMDP:
+    """A grid with four moves (up, down, left, right) that slip with probability ``slip``.
+
+    With probability ``1 - slip`` the chosen move is made, otherwise a move
+    drawn uniformly from the four (so the intended one has probability
+    ``1 - 3 slip / 4``); a move into a wall stays put.  The goal (default:
+    the bottom-right cell) is absorbing and every action there earns 1; all
+    other rewards are 0.  States are numbered row by row.
+
+    Examples
+    --------
+    >>> m = gridworld(2, 2, slip=0.0, gamma=0.5)
+    >>> m.transitions[0, 3]          # from the top-left cell, "right" leads to cell 1
+    array([0., 1., 0., 0.])
+    """
+    n_rows = check_int(n_rows, "n_rows")
+    n_cols = check_int(n_cols, "n_cols")
+    slip = check_float(slip, "slip", minimum=0.0, maximum=1.0)
+    n = n_rows * n_cols
+    goal = n - 1 if goal is None else check_int(goal, "goal", minimum=0, maximum=n - 1)
+    moves = ((-1, 0), (1, 0), (0, -1), (0, 1))
+    dest = np.empty((n, 4), dtype=np.int64)
+    for s in range(n):
+        i, j = divmod(s, n_cols)
+        for a, (di, dj) in enumerate(moves):
+            ii, jj = i + di, j + dj
+            dest[s, a] = ii * n_cols + jj if 0 <= ii < n_rows and 0 <= jj < n_cols else s
+    onehot = np.eye(n)[dest]  # (S, A, S): deterministic moves
+    p = (1.0 - slip) * onehot + slip * onehot.mean(axis=1, keepdims=True)
+    p[goal] = np.eye(n)[goal]
+    r = np.zeros((n, 4))
+    r[goal] = 1.0
+    return TabularMDP(p, r, gamma)
+
+
+def river_swim(n_states: int = 6, *, gamma: float = 0.95) -> TabularMDP:
+    """RiverSwim: a chain where swimming right (action 1) against the current rarely succeeds.
+
+    Action 0 (left) moves one state left deterministically (state 0 stays);
+    action 1 (right) moves right with probability 0.35, stays with 0.6 and
+    drifts left with 0.05 in the interior; in state 0 it moves right with 0.4
+    and stays with 0.6; in the last state it stays with 0.6 and drifts left
+    with 0.4.  Rewards: 0.005 for action 0 in state 0, 1 for action 1 in the
+    last state, 0 elsewhere.
+
+    References
+    ----------
+    Strehl & Littman, "An analysis of model-based interval estimation for
+    Markov decision processes", JCSS 74(8), 2008 (the RiverSwim chain);
+    probabilities as in Osband, Russo & Van Roy, NeurIPS 2013 (not
+    re-checked against either paper).
+    """
+    n = check_int(n_states, "n_states", minimum=2)
+    p = np.zeros((n, 2, n))
+    for s in range(n):
+        p[s, 0, max(s - 1, 0)] = 1.0
+        if s == 0:
+            p[s, 1, 1] += 0.4
+            p[s, 1, 0] += 0.6
+        elif s == n - 1:
+            p[s, 1, s] += 0.6
+            p[s, 1, s - 1] += 0.4
+        else:
+            p[s, 1, s + 1] += 0.35
+            p[s, 1, s] += 0.6
+            p[s, 1, s - 1] += 0.05
+    r = np.zeros((n, 2))
+    r[0, 0] = 0.005
+    r[n - 1, 1] = 1.0
+    return TabularMDP(p, r, gamma)
+
+
+def forest(n_states: int = 3, r1: float = 4.0, r2: float = 2.0, p: float = 0.1, *, gamma: float = 0.9) -> TabularMDP:
+    """Forest management: wait (action 0) or cut (action 1); a fire resets the forest with probability ``p``.
+
+    The state is the age class of the forest.  Waiting ages it by one class
+    (the oldest stays), except that a fire (probability ``p``) sends it to
+    state 0; cutting sends it to state 0 surely.  Waiting in the oldest state
+    earns ``r1``; cutting earns 0 in state 0, 1 in the intermediate states
+    and ``r2`` in the oldest.  This is the ``forest`` example of the MDP
+    toolbox, laid out as ``(S, A, S)`` (the toolbox stores ``(A, S, S)``).
+
+    References
+    ----------
+    Chadès, Chapron, Cros, Garcia & Sabbadin, "MDPtoolbox: a multi-platform
+    toolbox to solve stochastic dynamic programming problems", Ecography
+    37(9), 2014 (the forest example).
+    """
+    n = check_int(n_states, "n_states", minimum=2)
+    r1 = check_float(r1, "r1")
+    r2 = check_float(r2, "r2")
+    p = check_float(p, "p", minimum=0.0, maximum=1.0)
+    P = np.zeros((n, 2, n))
+    for s in range(n):
+        P[s, 0, 0] += p
+        P[s, 0, min(s + 1, n - 1)] += 1.0 - p
+        P[s, 1, 0] = 1.0
+    r = np.zeros((n, 2))
+    r[n - 1, 0] = r1
+    r[1:, 1] = 1.0
+    r[n - 1, 1] = r2
+    return TabularMDP(P, r, gamma)
+
+
+def _uniforms(seed, n_mdps, salt, shape):
+    keys = stream_key(rep_key(np.full(n_mdps, seed_to_uint64(seed)), np.arange(n_mdps, dtype=np.uint64)),
+                      salt)  # (M,)
+    j = np.arange(int(np.prod(shape)), dtype=np.uint64)
+    return uniform(keys[:, None], j[None, :]).reshape((n_mdps, *shape))
+
+
+def _random_kernels(seed, n_mdps, n_states, n_actions, branching, salt):
+    s, a, b = n_states, n_actions, branching
+    u = _uniforms(seed, n_mdps, salt, (s, a, 2 * s))
+    support = np.argsort(u[..., :s], axis=-1)[..., :b]  # b distinct next states, uniformly chosen
+    cuts = np.sort(u[..., s:s + b - 1], axis=-1)  # uniform spacings: a Dirichlet(1, ..., 1) draw
+    edges = np.concatenate([np.zeros((*cuts.shape[:-1], 1)), cuts, np.ones((*cuts.shape[:-1], 1))], axis=-1)
+    probs = np.diff(edges, axis=-1)
+    p = np.zeros((n_mdps, s, a, s))
+    np.put_along_axis(p, support, probs, axis=-1)
+    return p
+
+
+def garnet(n_states: int = 10, n_actions: int = 3, branching: int = 3, *, n_mdps: int | None = None,
+           gamma: float = 0.9, seed=0) -> TabularMDP:
+    """Garnet random MDPs: each (s, a) reaches ``branching`` distinct states with Dirichlet(1) probabilities.
+
+    The support of each row is a uniformly random set of ``branching``
+    states, the probabilities on it are uniform spacings (a flat Dirichlet),
+    and the rewards are iid uniform on [0, 1].  With ``n_mdps`` the result is
+    a batch of shape ``(n_mdps, S, A, S)``; MDP ``m`` depends on
+    ``(seed, m)`` only.
+
+    References
+    ----------
+    Archibald, McKinnon & Thomas, "On the generation of Markov decision
+    processes", J. Oper. Res. Soc. 46, 1995 (Garnet: generic average-reward
+    non-stationary environment test-bench; here with uniform rewards).
+
+    Examples
+    --------
+    >>> m = garnet(5, 2, 2, n_mdps=3, seed=1)
+    >>> m.batch_shape, int((m.transitions[0, 0, 0] > 0).sum())
+    ((3,), 2)
+    """
+    s = check_int(n_states, "n_states")
+    a = check_int(n_actions, "n_actions")
+    b = check_int(branching, "branching", maximum=s)
+    m = 1 if n_mdps is None else check_int(n_mdps, "n_mdps")
+    p = _random_kernels(seed, m, s, a, b, _KERNEL_SALT)
+    r = _uniforms(seed, m, _REWARD_SALT, (s, a))
+    if n_mdps is None:
+        p, r = p[0], r[0]
+    return TabularMDP(p, r, gamma, reward_range=(0.0, 1.0))
+
+
+def random_linear_mixture(n_states: int = 10, n_actions: int = 3, dim: int = 4, branching: int = 3, *,
+                          n_mdps: int | None = None, gamma: float = 0.9, seed=0) -> LinearMixtureMDP:
+    """A random linear-mixture MDP: ``dim`` Garnet base kernels and weights uniform on the simplex.
+
+    The base kernels and rewards are those of MDP 0 under ``seed`` (shared by
+    the whole batch); the weights of MDP ``m`` are normalised exponentials
+    (a flat Dirichlet draw) depending on ``(seed, m)``.
+
+    Examples
+    --------
+    >>> lm = random_linear_mixture(4, 2, dim=3, n_mdps=5, seed=0)
+    >>> lm.theta.shape, lm.transitions.shape
+    ((5, 3), (5, 4, 2, 4))
+    """
+    s = check_int(n_states, "n_states")
+    a = check_int(n_actions, "n_actions")
+    d = check_int(dim, "dim")
+    b = check_int(branching, "branching", maximum=s)
+    m = 1 if n_mdps is None else check_int(n_mdps, "n_mdps")
+    salts = stream_key(np.full(d, _KERNEL_SALT), np.arange(1, d + 1, dtype=np.uint64))
+    feats = np.stack([_random_kernels(seed, 1, s, a, b, salts[i])[0] for i in range(d)])
+    e = -np.log(_uniforms(seed, m, _THETA_SALT, (d,)))
+    theta = e / e.sum(axis=-1, keepdims=True)
+    r = _uniforms(seed, 1, _REWARD_SALT, (s, a))[0]
+    if n_mdps is None:
+        theta = theta[0]
+    return LinearMixtureMDP(feats, theta, r, gamma, reward_range=(0.0, 1.0))
+
+
+#: Registered instance factories, by name.
+INSTANCES = {
+    "gridworld": gridworld,
+    "river_swim": river_swim,
+    "garnet": garnet,
+    "forest": forest,
+    "random_linear_mixture": random_linear_mixture,
+}

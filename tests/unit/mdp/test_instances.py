@@ -1,0 +1,56 @@
+"""Instances: valid kernels, seeding, batch = one at a time, hand-checked structure."""
+
+import numpy as np
+import pytest
+
+from expertlab.mdp import policy_iteration
+from expertlab.mdp.instances import INSTANCES, forest, garnet, gridworld, random_linear_mixture, river_swim
+
+
+def test_garnet_structure_and_seeding():
+    m = garnet(10, 3, 4, n_mdps=6, seed=5)
+    assert m.transitions.shape == (6, 10, 3, 10)
+    assert np.all((m.transitions > 0).sum(axis=-1) == 4)
+    assert np.all((m.rewards >= 0) & (m.rewards <= 1))
+    single = garnet(10, 3, 4, seed=5)
+    np.testing.assert_array_equal(single.transitions, m.transitions[0])  # MDP 0 depends on (seed, 0) only
+    np.testing.assert_array_equal(garnet(10, 3, 4, n_mdps=6, seed=5).transitions, m.transitions)
+    assert not np.array_equal(garnet(10, 3, 4, seed=6).transitions, single.transitions)
+    with pytest.raises(ValueError, match="branching"):
+        garnet(3, 2, 4)
+
+
+def test_gridworld_by_hand():
+    m = gridworld(2, 2, slip=0.2, gamma=0.9)
+    # from cell 0 (top-left) "up" hits the wall: stays with 1 - 0.2 + 0.2 * 2/4 (up and left both stay)
+    np.testing.assert_allclose(m.transitions[0, 0], [0.9, 0.05, 0.05, 0.0])
+    np.testing.assert_allclose(m.transitions[3, 2], [0, 0, 0, 1.0])  # goal is absorbing
+    v = policy_iteration(m).values
+    assert v[3] == pytest.approx(1 / (1 - 0.9))
+    with pytest.raises(ValueError, match="slip"):
+        gridworld(2, 2, slip=1.5)
+
+
+def test_river_swim_optimal_policy_swims_right():
+    res = policy_iteration(river_swim(6, gamma=0.95))
+    assert np.all(res.policy == 1)
+
+
+def test_forest_by_hand():
+    m = forest(3, r1=4, r2=2, p=0.1)
+    np.testing.assert_allclose(m.transitions[:, 0], [[0.1, 0.9, 0], [0.1, 0, 0.9], [0.1, 0, 0.9]])
+    np.testing.assert_allclose(m.transitions[:, 1], [[1, 0, 0]] * 3)
+    np.testing.assert_allclose(m.rewards, [[0, 0], [0, 1], [4, 2]])
+
+
+def test_random_linear_mixture():
+    lm = random_linear_mixture(6, 2, dim=3, n_mdps=4, seed=1)
+    assert lm.features.shape == (3, 6, 2, 6)
+    np.testing.assert_allclose(lm.theta.sum(axis=-1), 1.0)
+    one = random_linear_mixture(6, 2, dim=3, seed=1)
+    np.testing.assert_array_equal(one.theta, lm.theta[0])
+    np.testing.assert_allclose(lm.transitions[2], np.einsum("i,isat->sat", lm.theta[2], lm.features))
+
+
+def test_registry():
+    assert set(INSTANCES) == {"gridworld", "river_swim", "garnet", "forest", "random_linear_mixture"}

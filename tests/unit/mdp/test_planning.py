@@ -1,0 +1,207 @@
+"""Planners: hand-worked MDPs, brute force, batch = one at a time, pymdptoolbox as a peer."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from expertlab.mdp import (FiniteHorizonMDP, TabularMDP, backward_induction, policy_evaluation, policy_iteration,
+                           soft_value_iteration, value_iteration)
+from expertlab.mdp.instances import forest, garnet
+
+
+def two_state():
+    """State 0: action 0 earns 1 and stays; action 1 earns 0 and moves to 1.
+    State 1: both actions earn 2 and go to 0 or 1 with probability 1/2."""
+    p = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.5, 0.5], [0.5, 0.5]]])
+    r = np.array([[1.0, 0.0], [2.0, 2.0]])
+    return p, r
+
+
+# by hand, gamma = 0.9: moving is optimal; V1 = 2 + 0.45 V0 + 0.45 V1 with V0 = 0.9 V1 gives V1 = 2 / 0.145
+V_HAND = np.array([0.9 * 2 / 0.145, 2 / 0.145])
+
+
+def test_two_state_by_hand():
+    p, r = two_state()
+    for res in (policy_iteration(p, r, 0.9), value_iteration(p, r, 0.9, epsilon=1e-11)):
+        assert res.policy[0] == 1
+        np.testing.assert_allclose(res.policy_values, V_HAND, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(res.values, V_HAND, rtol=0, atol=1e-10)
+    # staying at 0 is worse: V0 = 10 < 12.41
+    stay = policy_evaluation(p, r, 0.9, np.array([0, 0]))
+    np.testing.assert_allclose(stay, [10.0, 6.5 / 0.55])
+
+
+def brute_force(p, r, gamma):
+    s, a = r.shape
+    best = np.full(s, -np.inf)
+    for pi in itertools.product(range(a), repeat=s):
+        idx = np.arange(s)
+        best = np.maximum(best, np.linalg.solve(np.eye(s) - gamma * p[idx, list(pi)], r[idx, list(pi)]))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_against_brute_force_and_certificates(seed):
+    m = garnet(5, 3, 2, gamma=0.95, seed=seed)
+    v_star = brute_force(m.transitions, m.rewards, m.gamma)
+    pi = policy_iteration(m)
+    np.testing.assert_allclose(pi.values, v_star, atol=1e-10)
+    assert bool(pi.converged) and float(pi.bellman_residual) < 1e-10
+    eps = 1e-4
+    vi = value_iteration(m, epsilon=eps)
+    assert np.abs(vi.values - v_star).max() < eps / 2
+    assert np.abs(vi.policy_values - v_star).max() < eps
+    assert np.abs(vi.policy_values - v_star).max() <= float(vi.gap_bound) + 1e-12
+    assert float(vi.bellman_residual) < eps * (1 - m.gamma) / 2
+
+
+def test_batch_equals_one_at_a_time():
+    m = garnet(8, 3, 3, n_mdps=5, gamma=0.9, seed=7)
+    vb, pb = value_iteration(m, epsilon=1e-8), policy_iteration(m)
+    for i in range(5):
+        one = TabularMDP(m.transitions[i], m.rewards[i], m.gamma)
+        v1, p1 = value_iteration(one, epsilon=1e-8), policy_iteration(one)
+        assert int(v1.n_iter) == int(vb.n_iter[i]) and int(p1.n_iter) == int(pb.n_iter[i])
+        np.testing.assert_allclose(v1.values, vb.values[i], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(v1.policy, vb.policy[i])
+        np.testing.assert_allclose(p1.values, pb.values[i], rtol=0, atol=1e-12)
+
+
+def test_gamma_zero_and_bad_arguments():
+    p, r = two_state()
+    res = value_iteration(p, r, 0.0)
+    np.testing.assert_allclose(res.values, [1.0, 2.0])
+    with pytest.raises(ValueError, match="gamma"):
+        value_iteration(p, r, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        value_iteration(p, r, 0.5, epsilon=0.0)
+    with pytest.raises(ValueError, match="sum to 1"):
+        policy_iteration(p * 0.9, r, 0.5)
+    with pytest.raises(TypeError, match="rewards and gamma"):
+        value_iteration(p)
+
+
+def test_not_converged_is_reported():
+    p, r = two_state()
+    res = value_iteration(p, r, 0.99, epsilon=1e-12, max_iter=3)
+    assert not bool(res.converged) and int(res.n_iter) == 3
+
+
+# -- finite horizon ---------------------------------------------------------------------------
+
+
+def test_backward_induction_by_hand_and_brute_force():
+    p, r = two_state()
+    res = backward_induction(FiniteHorizonMDP.stationary(p, r, 2))
+    # last stage: V_1 = (1, 2).  First stage: from 0, stay (1 + V_1(0) = 2) ties move (0 + V_1(1) = 2);
+    # from 1, 2 + (V_1(0) + V_1(1)) / 2 = 3.5
+    np.testing.assert_allclose(res.values[0], [2.0, 3.5])
+    np.testing.assert_allclose(res.values[1], [1.0, 2.0])
+    np.testing.assert_allclose(res.values[2], [0.0, 0.0])
+    rng = np.random.default_rng(0)
+    H, S, A = 3, 3, 2
+    P = rng.dirichlet(np.ones(S), size=(H, S, A))
+    R = rng.uniform(size=(H, S, A))
+    bi = backward_induction(FiniteHorizonMDP(P, R))
+    best = np.full(S, -np.inf)
+    for flat in itertools.product(range(A), repeat=H * S):  # every deterministic Markov policy
+        pi = np.array(flat).reshape(H, S)
+        v = np.zeros(S)
+        for h in range(H - 1, -1, -1):
+            v = R[h, np.arange(S), pi[h]] + P[h, np.arange(S), pi[h]] @ v
+        best = np.maximum(best, v)
+    np.testing.assert_allclose(bi.values[0], best, atol=1e-12)
+    with pytest.raises(TypeError, match="FiniteHorizonMDP"):
+        backward_induction(P)
+
+
+# -- soft value iteration ----------------------------------------------------------------------
+
+
+def test_soft_vi_one_state_closed_form():
+    # one state, two actions with rewards 0 and 1, uniform reference: V = tau log((1 + e^{1/tau})/2) / (1 - gamma)
+    p, r = np.ones((1, 2, 1)), np.array([[0.0, 1.0]])
+    for tau in (0.1, 1.0, 5.0):
+        res = soft_value_iteration(p, r, 0.5, temperature=tau, epsilon=1e-12)
+        expect = tau * np.log((1 + np.exp(1 / tau)) / 2) / 0.5
+        assert float(res.values[0]) == pytest.approx(expect, abs=1e-11)
+        np.testing.assert_allclose(res.policy[0], [1 / (1 + np.exp(1 / tau)), 1 / (1 + np.exp(-1 / tau))])
+        assert float(res.policy_values[0]) == pytest.approx(expect, abs=1e-10)
+
+
+def test_soft_vi_limits_and_reference():
+    m = garnet(6, 3, 3, gamma=0.9, seed=2)
+    hard = policy_iteration(m).values
+    cold = soft_value_iteration(m, temperature=1e-4, epsilon=1e-10)
+    # uniform reference: hard - ... <= soft <= hard, and soft >= hard - tau ln A / (1 - gamma)
+    assert np.all(cold.values <= hard + 1e-9)
+    assert np.all(cold.values >= hard - 1e-4 * np.log(3) / 0.1 - 1e-9)
+    warm = soft_value_iteration(m, temperature=0.5, epsilon=1e-10)
+    np.testing.assert_allclose(warm.policy_values, warm.values, atol=1e-8)
+    ref = np.zeros((6, 3))
+    ref[:, 0] = 1.0  # only action 0 allowed: soft VI = evaluation of "always 0"
+    only0 = soft_value_iteration(m, temperature=0.5, reference=ref, epsilon=1e-11)
+    np.testing.assert_allclose(only0.values, policy_evaluation(m.transitions, m.rewards, 0.9, np.zeros(6, int)),
+                               atol=1e-9)
+    assert np.all(only0.policy[:, 1:] == 0.0)
+    with pytest.raises(ValueError, match="temperature"):
+        soft_value_iteration(m, temperature=0.0)
+    with pytest.raises(ValueError, match="reference must have shape"):
+        soft_value_iteration(m, reference=np.ones((6, 2)) / 2)
+
+
+# -- peer: pymdptoolbox ---------------------------------------------------------------------------
+
+
+def _toolbox():
+    return pytest.importorskip("mdptoolbox.mdp", reason="pymdptoolbox is not installed (test extra)")
+
+
+@pytest.mark.parametrize("n_states", [3, 10])
+def test_forest_against_pymdptoolbox(n_states):
+    mm = _toolbox()
+    import mdptoolbox.example as ex
+
+    P, R = ex.forest(S=n_states)
+    m = forest(n_states, gamma=0.9)
+    np.testing.assert_array_equal(m.transitions, np.transpose(P, (1, 0, 2)))
+    np.testing.assert_array_equal(m.rewards, R)
+    pi = mm.PolicyIteration(P, R, 0.9)
+    pi.run()
+    ours = policy_iteration(m)
+    np.testing.assert_allclose(ours.values, np.array(pi.V), rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(ours.policy, np.array(pi.policy))
+    vi = mm.ValueIteration(P, R, 0.9, epsilon=1e-8)
+    vi.run()
+    np.testing.assert_array_equal(value_iteration(m, epsilon=1e-8).policy, np.array(vi.policy))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_against_pymdptoolbox(seed):
+    mm = _toolbox()
+    rng = np.random.default_rng(seed)
+    S, A = 12, 4
+    p = rng.dirichlet(np.ones(S) * 0.3, size=(S, A))
+    r = rng.uniform(size=(S, A))
+    pi = mm.PolicyIteration(np.transpose(p, (1, 0, 2)), r, 0.95)
+    pi.run()
+    ours = policy_iteration(p, r, 0.95)
+    np.testing.assert_allclose(ours.values, np.array(pi.V), rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(ours.policy, np.array(pi.policy))
+    vi = mm.ValueIteration(np.transpose(p, (1, 0, 2)), r, 0.95, epsilon=1e-10)
+    vi.run()
+    np.testing.assert_array_equal(value_iteration(p, r, 0.95, epsilon=1e-10).policy, np.array(vi.policy))
+
+
+def test_start_arguments_are_checked():
+    p, r = two_state()
+    with pytest.raises(ValueError, match="values0 must be an array of shape"):
+        value_iteration(p, r, 0.5, values0=np.zeros(3))
+    with pytest.raises(ValueError, match="values0 contains NaN"):
+        value_iteration(p, r, 0.5, values0=np.array([np.nan, 0.0]))
+    with pytest.raises(ValueError, match="policy0 must hold actions"):
+        policy_iteration(p, r, 0.5, policy0=np.array([0, 2]))
+    warm = value_iteration(p, r, 0.9, epsilon=1e-11, values0=V_HAND)
+    assert int(warm.n_iter) == 1  # started at the fixed point
