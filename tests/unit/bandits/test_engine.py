@@ -21,7 +21,7 @@ def _learners():
     return out
 
 
-def _same(a, b, tol=1e-12):
+def assert_runs_equal(a, b, tol=1e-12):
     assert set(a.metrics) == set(b.metrics)
     np.testing.assert_array_equal(a.final["pulls"], b.final["pulls"])
     np.testing.assert_allclose(a.regret, b.regret, rtol=tol, atol=tol)
@@ -33,7 +33,7 @@ def _same(a, b, tol=1e-12):
 def test_numba_equals_numpy(name, L):
     a = sim.run(L, BERN, horizon=150, n_reps=5, seed=4)
     b = sim.run(L, BERN, horizon=150, n_reps=5, seed=4, backend="numba")
-    _same(a, b)
+    assert_runs_equal(a, b)
 
 
 # each (learner kernel, instance kind) pair is a separate compilation: a few pairs cover the
@@ -44,7 +44,7 @@ def test_numba_equals_numpy(name, L):
 def test_numba_equals_numpy_other_instances(L, inst):
     a = sim.run(L, inst, horizon=150, n_reps=5, seed=4)
     b = sim.run(L, inst, horizon=150, n_reps=5, seed=4, backend="numba")
-    _same(a, b)
+    assert_runs_equal(a, b)
 
 
 @pytest.mark.parametrize("L", [ucb1(), kl_ucb(kind="gaussian", sigma=2.0), thompson_sampling("gaussian", sigma=2.0)])
@@ -52,7 +52,7 @@ def test_numba_equals_numpy_gaussian(L):
     inst = instances.gaussian([0.0, 1.0, 0.5], sigma=2.0)
     a = sim.run(L, inst, horizon=120, n_reps=4, seed=8)
     b = sim.run(L, inst, horizon=120, n_reps=4, seed=8, backend="numba")
-    _same(a, b)
+    assert_runs_equal(a, b)
     assert np.any(a.metric("reward") % 1 != 0)  # real-valued outcomes
 
 
