@@ -269,3 +269,52 @@ def test_bad_types_and_run_arguments():
         pascombucb(inst, horizon=10, checkpoints=[5, 11])
     with pytest.raises(ValueError):
         inst.means[0] = 0.9  # instances are immutable
+
+
+# -- the greedy oracle (no enumeration) ------------------------------------------------------------
+
+
+def test_greedy_oracle_agrees_with_exact_for_cucb():
+    # CUCB's optimistic arm is the top-K indices, which the greedy oracle takes directly; the enumerated
+    # oracle compares sums in floating point (with the 1e9 index of unsampled items, near-ties can break
+    # either way), so the two agree in law, not pull for pull
+    from expertlab.bandits import cucb, hou_tan_zhong_instance
+
+    inst = hou_tan_zhong_instance(0.6, binding=True)
+    a = cucb(inst, horizon=2000, n_reps=40, seed=1, oracle="exact")
+    b = cucb(inst, horizon=2000, n_reps=40, seed=1, oracle="greedy")
+    assert a.best_safe_arm == b.best_safe_arm          # the 0/1 program finds the enumerated comparator
+    ra, rb = a.regret[-1], b.regret[-1]
+    se = np.sqrt(ra.var(ddof=1) / ra.size + rb.var(ddof=1) / rb.size)
+    assert abs(ra.mean() - rb.mean()) <= 4 * se + 1e-9
+    assert np.array_equal(a.pulls.sum(axis=1), b.pulls.sum(axis=1))
+
+
+def test_greedy_oracle_stays_safe_and_learns():
+    from expertlab.bandits import hou_tan_zhong_instance, pascombucb
+
+    inst = hou_tan_zhong_instance(0.6, binding=True)
+    res = pascombucb(inst, horizon=20_000, n_reps=20, seed=2, oracle="greedy")
+    assert np.all(res.violations == 0)
+    assert np.all(res.final_safe_set_size == -1)
+    # sublinear: the second half of the horizon costs less than the first
+    ck = list(res.checkpoints)
+    half = res.regret[ck.index(10_000)] if 10_000 in ck else res.regret[np.searchsorted(res.checkpoints, 10_000)]
+    assert np.mean(res.regret[-1] - half) < np.mean(half)
+
+
+def test_auto_oracle_switches_to_greedy_beyond_the_enumeration_limit():
+    from expertlab.bandits import pascombucb
+    from expertlab.bandits._comb_oracles import safe_comb_instance
+
+    L = 60   # C(60, <= 4) = 523,685 super arms > 200,000
+    rng = np.random.default_rng(0)
+    mu = rng.uniform(0.2, 0.6, L)
+    inst = safe_comb_instance(mu, rng.uniform(0.01, 0.16, L), budget=0.5, k=4)   # var <= mu (1 - mu)
+    res = pascombucb(inst, horizon=3000, n_reps=2, seed=0)
+    assert np.all(res.final_safe_set_size == -1) and np.all(res.violations == 0)
+    assert sum(inst.variances[list(res.best_safe_arm)]) <= 0.5 and len(res.best_safe_arm) <= 4
+    with pytest.raises(ValueError, match="enumeration limit"):
+        pascombucb(inst, horizon=10, oracle="exact")
+    with pytest.raises(ValueError, match="oracle"):
+        pascombucb(inst, horizon=10, oracle="dp")
