@@ -59,3 +59,15 @@ def argmax_first(x, K):
             bv = x[i]
             best = i
     return best
+
+
+@register_jitable(forceinline=True, _nrt=False)
+def sample_index(p, K, u):
+    """Arm drawn from the distribution ``p[:K]`` by inversion with the uniform ``u``: the first ``i`` whose
+    cumulative sum exceeds ``u`` (``K - 1`` if round-off leaves the total below ``u``)."""
+    c = 0.0
+    for i in range(K):
+        c += p[i]
+        if c > u:
+            return i
+    return K - 1

@@ -14,7 +14,7 @@ from .._validation import check_float, check_int
 from ..sim._bandit_kernels import BanditKernelSpec
 from ..sim._bandit_run import rowsum
 from ..sim._protocol import Learner
-from ._common import check_feedback, check_init
+from ._common import check_feedback, check_init, sample_index
 
 __all__ = ["exp3", "exp3_ix", "Exp3State"]
 
@@ -56,16 +56,7 @@ def _k_act(prm, S, s, t, key, p):
         tot += p[i]
     for i in range(K):
         p[i] = p[i] / tot
-    u = uniform(key, np.uint64(0))
-    c = 0.0
-    arm = K - 1
-    for i in range(K):
-        c += p[i]
-        if c <= u:
-            continue
-        arm = i
-        break
-    return arm
+    return sample_index(p, K, uniform(key, np.uint64(0)))
 
 
 @register_jitable

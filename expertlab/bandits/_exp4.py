@@ -23,6 +23,7 @@ from numba import njit, prange
 from .._random import LEARNER_STREAM, rep_key, round_key, seed_to_uint64, stream_key, uniform
 from .._validation import check_float, check_int
 from ..sim._run import checkpoint_grid
+from ._common import sample_index
 
 __all__ = ["AdviceInstance", "Exp4Result", "exp4", "contextual_policies"]
 
@@ -206,14 +207,7 @@ def _exp4_kernel(means, policies, best, eta, seed, rep_offset, T, ck, out, weigh
             for j in range(N):
                 q[j] /= tot
                 p[policies[j, ctx]] += q[j]
-            u = uniform(round_key(lk, np.uint64(t)), np.uint64(0))
-            acc = 0.0
-            a = K - 1
-            for i in range(K):
-                acc += p[i]
-                if u < acc and p[i] > 0.0:
-                    a = i
-                    break
+            a = sample_index(p, K, uniform(round_key(lk, np.uint64(t)), np.uint64(0)))
             reward = 1.0 if uniform(key, np.uint64(a)) < means[ctx, a] else 0.0
             est = (1.0 - reward) / p[a]
             for j in range(N):

@@ -13,7 +13,7 @@ from .._validation import check_float
 from ..sim._bandit_kernels import BanditKernelSpec
 from ..sim._bandit_run import rowsum
 from ..sim._protocol import Learner
-from ._common import check_feedback, check_init
+from ._common import check_feedback, check_init, sample_index
 from ._exp3 import Exp3State
 
 __all__ = ["tsallis_inf", "tsallis_weights"]
@@ -95,16 +95,7 @@ def _k_init(prm, S, s):
 def _k_act(prm, S, s, t, key, p):
     K = S.shape[1]
     _k_weights(S[0], prm[0] / math.sqrt(t + 1.0), p)
-    u = uniform(key, np.uint64(0))
-    c = 0.0
-    arm = K - 1
-    for i in range(K):
-        c += p[i]
-        if c <= u:
-            continue
-        arm = i
-        break
-    return arm
+    return sample_index(p, K, uniform(key, np.uint64(0)))
 
 
 @register_jitable
