@@ -110,6 +110,22 @@ def _chi2_parts(v, q, alpha, xp):
 
 
 def _chi2(v, q, rho, xp):
+    # work on (v - min) / spread over the support: the dual is affine-equivariant in v, and the
+    # normalised values keep the variance away from underflow (and overflow) whatever their scale
+    support = q > 0
+    lo = xp.min(xp.where(support, v, xp.inf), axis=-1)
+    spread = xp.max(xp.where(support, v, -xp.inf), axis=-1) - lo
+    flat = ~(spread > 0)
+    scale = xp.where(flat, 1.0, spread)
+    w = xp.where(support, (v - lo[..., None]) / scale[..., None], 0.0)
+    val, p = _chi2_normalised(w, q, rho, xp)
+    val = lo + scale * val
+    # a constant v on the support: every feasible p gives the same value, keep the nominal
+    p = xp.where(flat[..., None], q, p)
+    return xp.where(flat, lo, val), p
+
+
+def _chi2_normalised(v, q, rho, xp):
     support = q > 0
     vmin = xp.min(xp.where(support, v, xp.inf), axis=-1)
     vmax = xp.max(xp.where(support, v, -xp.inf), axis=-1)
