@@ -102,63 +102,47 @@ def _kl(v, q, rho, xp):
     return val, p
 
 
-def _chi2_parts(v, q, alpha, xp):
-    wv = xp.minimum(v, alpha[..., None])
-    m = xp.sum(q * wv, axis=-1)
-    var = xp.maximum(xp.sum(q * (wv - m[..., None]) ** 2, axis=-1), 0.0)
-    return wv, m, var
-
-
 def _chi2(v, q, rho, xp):
-    # work on (v - min) / spread over the support: the dual is affine-equivariant in v, and the
-    # normalised values keep the variance away from underflow (and overflow) whatever their scale
+    # work on w = (v - min) / spread over the support: the problem is affine-equivariant in v, and the
+    # normalised values keep the bisection well scaled whatever the scale of v
     support = q > 0
     lo = xp.min(xp.where(support, v, xp.inf), axis=-1)
     spread = xp.max(xp.where(support, v, -xp.inf), axis=-1) - lo
     flat = ~(spread > 0)
     scale = xp.where(flat, 1.0, spread)
     w = xp.where(support, (v - lo[..., None]) / scale[..., None], 0.0)
-    val, p = _chi2_normalised(w, q, rho, xp)
-    val = lo + scale * val
-    # a constant v on the support: every feasible p gives the same value, keep the nominal
-    p = xp.where(flat[..., None], q, p)
-    return xp.where(flat, lo, val), p
+    p = _chi2_kkt(w, q, rho, support, xp)
+    p = xp.where(flat[..., None] | (rho[..., None] <= 0), q, p)   # constant v, or no ball: the nominal
+    return xp.sum(p * xp.where(support, v, 0.0), axis=-1), p
 
 
-def _chi2_normalised(v, q, rho, xp):
-    support = q > 0
-    vmin = xp.min(xp.where(support, v, xp.inf), axis=-1)
-    vmax = xp.max(xp.where(support, v, -xp.inf), axis=-1)
-    sr = xp.sqrt(xp.maximum(rho, 0.0))
-    # f(alpha) = E[v]_alpha - sqrt(rho Var[v]_alpha) has f' proportional to sd - sqrt(rho) (alpha - E):
-    # bisect on its sign between the support's min and max
-    _, m_hi, var_hi = _chi2_parts(v, q, vmax, xp)
-    no_clip = xp.sqrt(var_hi) - sr * (vmax - m_hi) >= 0
-    a, b = vmin, vmax
-    for _ in range(_N_BISECT):
-        mid = 0.5 * (a + b)
-        _, m, var = _chi2_parts(v, q, mid, xp)
-        up = xp.sqrt(var) - sr * (mid - m) > 0
-        a = xp.where(up, mid, a)
-        b = xp.where(up, b, mid)
-    alpha = xp.where(no_clip, vmax, 0.5 * (a + b))
-    wv, m, var = _chi2_parts(v, q, alpha, xp)
-    sd = xp.sqrt(var)
-    f = m - sr * sd
-    val = xp.maximum(f, vmin)
-    safe_sd = xp.where(sd > 0, sd, 1.0)
-    p = q * (1.0 - sr[..., None] * (wv - m[..., None]) / safe_sd[..., None])
-    p = xp.clip(xp.where(support, p, 0.0), 0.0, None)
-    total = xp.sum(p, axis=-1, keepdims=True)
-    p = p / xp.where(total > 0, total, 1.0)
-    p_min = xp.where(support & (v <= vmin[..., None]), q, 0.0)
-    p_min = p_min / xp.sum(p_min, axis=-1, keepdims=True)
-    to_min = (f <= vmin) | (sd <= 0) | (total[..., 0] <= 0)
-    p = xp.where(to_min[..., None], p_min, p)
-    zero = rho <= 0
-    val = xp.where(zero, xp.sum(q * v, axis=-1), val)
-    p = xp.where(zero[..., None], q, p)
-    return val, p
+def _chi2_kkt(w, q, rho, support, xp):
+    """Minimiser of p.w over {p : sum (p - q)^2 / q <= rho} for w in [0, 1] with min 0 on the support."""
+    # the minimisers (up to 1e-12 of the normalised range): all mass there if that fits in the ball
+    near = support & (w <= 1e-12)
+    q_min = xp.sum(xp.where(near, q, 0.0), axis=-1)
+    p_min = xp.where(near, q, 0.0) / q_min[..., None]
+    fits = 1.0 / q_min - 1.0 <= rho
+    # otherwise the constraint is active and p_a = q (a - w)_+ / E_q (a - w)_+ (KKT), with chi2(p_a) = rho;
+    # chi2(p_a) falls from 1/q(w = 0) - 1 at a = 0+ to Var_q(w) / (a - E_q w)^2 once a >= 1
+    m = xp.sum(q * w, axis=-1)
+    var = xp.sum(q * (w - m[..., None]) ** 2, axis=-1)
+    rho_pos = xp.maximum(rho, 1e-300)
+    a_lo = xp.zeros_like(m)
+    a_hi = xp.maximum(1.0, m + xp.sqrt(var / rho_pos)) + 1.0
+
+    def p_at(a):
+        g = xp.where(support, q * xp.maximum(a[..., None] - w, 0.0), 0.0)
+        return g / xp.sum(g, axis=-1, keepdims=True)
+
+    for _ in range(_N_BISECT * 2):
+        mid = 0.5 * (a_lo + a_hi)
+        pm = p_at(mid)
+        chi = xp.sum(xp.where(support, (pm - q) ** 2 / xp.where(support, q, 1.0), 0.0), axis=-1)
+        inside = chi <= rho
+        a_hi = xp.where(inside, mid, a_hi)
+        a_lo = xp.where(inside, a_lo, mid)
+    return xp.where(fits[..., None], p_min, p_at(a_hi))     # a_hi stays on the feasible side
 
 
 def worst_case(values, nominal, radius, divergence: str = "tv") -> WorstCaseResult:
@@ -206,16 +190,20 @@ def worst_case(values, nominal, radius, divergence: str = "tv") -> WorstCaseResu
       :math:`\log(1 + E_q\,\mathrm{expm1}(-v/\lambda))` for large ones.  Mass never moves to
       states with :math:`q_i = 0`.  The minimiser is
       :math:`p \propto q e^{-v/\lambda^\star}`.
-    * :math:`\chi^2`: :math:`\sup_\alpha E_q[v]_\alpha - \sqrt{\rho \operatorname{Var}_q [v]_\alpha}`,
-      :math:`[v]_\alpha = \min(v, \alpha)`; the derivative in :math:`\alpha`
-      has the sign of :math:`\mathrm{sd}_q[v]_\alpha - \sqrt\rho(\alpha - E_q[v]_\alpha)`,
-      found by bisection (this assumes a single sign change, which the
-      cvxpy comparison in ``proofs_check/mdp`` tests but this module does
-      not prove); the minimiser is
-      :math:`p = q(1 - \sqrt\rho([v]_\alpha - E)/\mathrm{sd})`.
+    * :math:`\chi^2`: the primal's KKT form.  If moving all the mass
+      onto :math:`\arg\min v` fits in the ball (:math:`1/q(\arg\min v) - 1
+      \le \rho`), that is the minimiser.  Otherwise the constraint is
+      active and :math:`p_\alpha \propto q\,(\alpha - v)_+`, with
+      :math:`\chi^2(p_\alpha\|q)` decreasing in :math:`\alpha`.  The
+      :math:`\alpha` with :math:`\chi^2 = \rho` is found by bisection,
+      keeping the feasible side, on the values normalised to :math:`[0, 1]`
+      over the support.  Its value equals the dual
+      :math:`\sup_\alpha E_q[v]_\alpha - \sqrt{\rho \operatorname{Var}_q [v]_\alpha}`,
+      :math:`[v]_\alpha = \min(v, \alpha)` (checked against cvxpy in
+      ``proofs_check/mdp``).
 
-    The dual searches run a fixed number of vectorised steps (100 bisections
-    each), so every entry of a batch costs the same.
+    The searches run a fixed number of vectorised steps (100 bisections for
+    KL, 200 for :math:`\chi^2`), so every entry of a batch costs the same.
 
     References
     ----------
