@@ -87,8 +87,26 @@ def check_gamma(gamma) -> float:
     return g
 
 
+class _KernelShape:
+    """``n_states``, ``n_actions`` and ``batch_shape`` read off ``transitions`` (``_kernel_axes`` trailing axes)."""
+
+    _kernel_axes = 3
+
+    @property
+    def n_states(self) -> int:
+        return int(self.transitions.shape[-1])
+
+    @property
+    def n_actions(self) -> int:
+        return int(self.transitions.shape[-2])
+
+    @property
+    def batch_shape(self) -> tuple:
+        return tuple(self.transitions.shape[:-self._kernel_axes])
+
+
 @dataclasses.dataclass(frozen=True)
-class TabularMDP:
+class TabularMDP(_KernelShape):
     """A discounted tabular MDP, or a batch of them.
 
     Parameters
@@ -127,21 +145,11 @@ class TabularMDP:
         check_rewards(self.rewards, p.shape[:-1], "rewards", self.reward_range)
         object.__setattr__(self, "gamma", check_gamma(self.gamma))
 
-    @property
-    def n_states(self) -> int:
-        return int(self.transitions.shape[-1])
-
-    @property
-    def n_actions(self) -> int:
-        return int(self.transitions.shape[-2])
-
-    @property
-    def batch_shape(self) -> tuple:
-        return tuple(self.transitions.shape[:-3])
+    _kernel_axes = 3  # (S, A, S) after the batch axes
 
 
 @dataclasses.dataclass(frozen=True)
-class FiniteHorizonMDP:
+class FiniteHorizonMDP(_KernelShape):
     """An episodic tabular MDP with stage-dependent transitions, or a batch of them.
 
     Parameters
@@ -190,17 +198,7 @@ class FiniteHorizonMDP:
     def horizon(self) -> int:
         return int(self.transitions.shape[-4])
 
-    @property
-    def n_states(self) -> int:
-        return int(self.transitions.shape[-1])
-
-    @property
-    def n_actions(self) -> int:
-        return int(self.transitions.shape[-2])
-
-    @property
-    def batch_shape(self) -> tuple:
-        return tuple(self.transitions.shape[:-4])
+    _kernel_axes = 4  # (H, S, A, S) after the batch axes
 
 
 @dataclasses.dataclass(frozen=True)

@@ -32,6 +32,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from .._random import LEARNER_STREAM, rep_key, round_key, stream_key
+from ._kernels import cuda_launch
 
 __all__ = ["BanditKernelSpec", "numba_driver", "cuda_driver"]
 
@@ -197,13 +198,8 @@ def cuda_driver(spec, instance):
         d = cuda.to_device
         work = [d(np.zeros((n_reps, k_rows, K))), d(np.zeros((n_reps, max(k_scal, 1))))]
         work += [d(np.zeros((n_reps, K))) for _ in range(4)]
-        host = (out_regret, out_reward, out_expected, out_realised, out_dynamic, out_pulls)
-        dev = [d(o) for o in host]
-        data_d = tuple(d(np.asarray(a)) for a in data)
-        blocks = (n_reps + threads_per_block - 1) // threads_per_block
-        kern[blocks, threads_per_block](d(prm), data_d, seed, rep0, horizon, d(ckpts), *work, *dev)
-        for h, g in zip(host, dev):
-            g.copy_to_host(h)
+        cuda_launch(cuda, kern, n_reps, threads_per_block, (prm, data, seed, rep0, horizon, ckpts), work,
+                    (out_regret, out_reward, out_expected, out_realised, out_dynamic, out_pulls))
 
     _CACHE[key] = launch
     return launch

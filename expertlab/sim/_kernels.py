@@ -319,6 +319,19 @@ def numba_driver(spec, instance):
     return drive
 
 
+def cuda_launch(cuda, kern, n_reps, threads_per_block, head, work, host_outs):
+    """Copy ``head = (prm, data, seed, rep0, horizon, ckpts)`` and the outputs to the device, run ``kern`` with
+    one thread per replication on ``(*head, *work, *outs)``, and copy the outputs back into ``host_outs``."""
+    prm, data, seed, rep0, horizon, ckpts = head
+    d = cuda.to_device
+    outs = [d(o) for o in host_outs]
+    data_d = tuple(d(np.asarray(a)) for a in data)
+    blocks = (n_reps + threads_per_block - 1) // threads_per_block
+    kern[blocks, threads_per_block](d(prm), data_d, seed, rep0, horizon, d(ckpts), *work, *outs)
+    for host, dev in zip(host_outs, outs):
+        dev.copy_to_host(host)
+
+
 def cuda_driver(spec, instance):
     """Return ``launch(prm, data, seed, rep0, horizon, ckpts, n, outs...)`` running on CUDA.
 
@@ -348,7 +361,6 @@ def cuda_driver(spec, instance):
     def launch(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep, out_track, out_pseudo,
                out_expert, threads_per_block=128):
         n_reps = out_regret.shape[1]
-        d = cuda.to_device
         work = (
             cuda.to_device(np.zeros((n_reps, k_rows, n))),
             cuda.to_device(np.zeros((n_reps, k_scal + 1))),  # + the mix slot
@@ -359,13 +371,8 @@ def cuda_driver(spec, instance):
             cuda.to_device(np.zeros((n_reps, n))),
             cuda.to_device(np.zeros((n_reps, n))),
         )
-        host_outs = (out_regret, out_sleep, out_track, out_pseudo, out_expert)
-        outs = [d(o) for o in host_outs]
-        data_d = tuple(d(np.asarray(a)) for a in data)
-        blocks = (n_reps + threads_per_block - 1) // threads_per_block
-        kern[blocks, threads_per_block](d(prm), data_d, seed, rep0, horizon, d(ckpts), *work, *outs)
-        for host, dev in zip(host_outs, outs):
-            dev.copy_to_host(host)
+        cuda_launch(cuda, kern, n_reps, threads_per_block, (prm, data, seed, rep0, horizon, ckpts), work,
+                    (out_regret, out_sleep, out_track, out_pseudo, out_expert))
 
     _CACHE[key] = launch
     return launch
