@@ -54,6 +54,14 @@ def check_float(
     return value
 
 
+def check_open_unit(value, name: str) -> float:
+    """Return ``value`` as a float after checking it lies in the open interval (0, 1) (a confidence level)."""
+    value = check_float(value, name)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {value}")
+    return value
+
+
 def check_in(value, name: str, options) -> str:
     if value not in options:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")

@@ -24,7 +24,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from .._random import rep_key, seed_to_uint64, stream_key, uniform
-from .._validation import check_float, check_in, check_int
+from .._validation import check_float, check_in, check_int, check_open_unit
 from ..sim._variates import normal
 
 __all__ = ["ActiveRankingResult", "active_ranking", "best_expert", "compare_experts", "dense_gap_means",
@@ -269,9 +269,7 @@ _SCHEDULES = ("adaptive", "uniform")
 
 def _common(delta, sigma, n_reps, seed, rep_offset, max_queries, schedule):
     check_in(schedule, "schedule", _SCHEDULES)
-    delta = check_float(delta, "delta")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    delta = check_open_unit(delta, "delta")
     sigma = check_float(sigma, "sigma", positive=True)
     n_reps = check_int(n_reps, "n_reps")
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)

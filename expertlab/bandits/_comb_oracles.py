@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._validation import check_float, check_int
+from .._validation import check_float, check_int, check_open_unit
 
 __all__ = ["SafeCombInstance", "safe_comb_instance", "lil_radius", "absolutely_safe_size", "super_arms",
            "greedy_split"]
@@ -74,9 +74,7 @@ def safe_comb_instance(means, variances, budget, k, *, variance_bound=0.25, delt
         raise ValueError(f"variances must have the shape of means {means.shape}, got {variances.shape}")
     variance_bound = check_float(variance_bound, "variance_bound", positive=True, maximum=0.25)
     budget = check_float(budget, "budget", positive=True)
-    delta = check_float(delta, "delta")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    delta = check_open_unit(delta, "delta")
     k = check_int(k, "k", minimum=1)
     if k > means.size:
         raise ValueError(f"k must be <= the number of items L = {means.size}, got {k}")

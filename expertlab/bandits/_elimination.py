@@ -9,7 +9,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from .._backend import get_namespace
-from .._validation import check_float
+from .._validation import check_open_unit
 from ..sim._bandit_kernels import BanditKernelSpec
 from ..sim._protocol import Learner
 from ._common import check_feedback, check_init
@@ -127,9 +127,7 @@ def successive_elimination(delta=0.05) -> Learner:
     >>> res.final["pulls"][:, 0].max() < 100  # arm 0 is dropped early
     np.True_
     """
-    delta = check_float(delta, "delta")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    delta = check_open_unit(delta, "delta")
 
     def init(n_reps, n_arms, xp=np):
         n_reps, n_arms = check_init(n_reps, n_arms)

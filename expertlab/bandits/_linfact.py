@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64
-from .._validation import check_float, check_int
+from .._validation import check_float, check_int, check_open_unit
 from ..sim._variates import normal
 
 __all__ = ["LinFACTResult", "linfact", "unstructured_all_eps_good", "xy_optimal_design", "eps_good_set",
@@ -443,9 +443,7 @@ def unstructured_all_eps_good(means, eps: float, delta: float = 0.05, *, sigma: 
 
 
 def _check_common(delta, sigma, n_reps, rep_offset, max_phases):
-    delta = check_float(delta, "delta")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    delta = check_open_unit(delta, "delta")
     sigma = check_float(sigma, "sigma", positive=True)
     n_reps = check_int(n_reps, "n_reps")
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
