@@ -26,18 +26,16 @@ def _parse_kv(items, what):
 
 
 def _registries():
-    from . import experts
+    from .sim._sweep import default_registries
 
-    return experts.LEARNERS, experts.instances.INSTANCES
+    return default_registries()
 
 
 def cmd_list(args) -> int:
-    from . import sim
+    from . import bandits, experts, sim
 
-    learners, instances = _registries()
-    print("learners: " + ", ".join(sorted(learners)))
-    print("instances: " + ", ".join(sorted(instances)))
-    from . import bandits
+    print("learners: " + ", ".join(sorted(experts.LEARNERS)))
+    print("instances: " + ", ".join(sorted(experts.instances.INSTANCES)))
 
     print("bandit learners: " + ", ".join(sorted(bandits.LEARNERS)))
     print("bandit instances: " + ", ".join(sorted(bandits.instances.INSTANCES)))

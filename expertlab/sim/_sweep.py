@@ -91,14 +91,51 @@ _SPEC_KEYS = ("base", "grid", "n_reps", "block_size", "seed", "out")
 # configs
 
 
+def default_registries() -> tuple[dict, dict]:
+    """The package's learner and instance factories by name, both families together.
+
+    Full-information learners and loss sequences come from
+    :mod:`expertlab.experts`, bandit learners and arm sets from
+    :mod:`expertlab.bandits`; the names are disjoint, so a config's
+    ``learner`` and ``instance`` keys alone say which engine path runs it.
+
+    Returns
+    -------
+    learners, instances : dict of str to callable
+
+    Raises
+    ------
+    RuntimeError
+        If the two families register the same name (a packaging error).
+
+    Examples
+    --------
+    >>> learners, instances = default_registries()
+    >>> "hedge" in learners and "ucb1" in learners, "fair_coins" in instances and "bernoulli" in instances
+    (True, True)
+    """
+    from .. import bandits, experts
+
+    out = []
+    for kind, a, b in (("learner", experts.LEARNERS, bandits.LEARNERS),
+                       ("instance", experts.instances.INSTANCES, bandits.instances.INSTANCES)):
+        clash = sorted(set(a) & set(b))
+        if clash:
+            raise RuntimeError(f"{kind} names registered by both experts and bandits: {clash}")
+        out.append({**a, **b})
+    return out[0], out[1]
+
+
 def _registries(learners, instances):
     """The factory mappings to use (the package registries when None)."""
+    if learners is None or instances is None:
+        default_learners, default_instances = default_registries()
     if learners is None:
-        from ..experts import LEARNERS as learners
+        learners = default_learners
     elif not isinstance(learners, Mapping):
         raise TypeError(f"learners must be a mapping of name -> factory, got {type(learners).__name__}")
     if instances is None:
-        from ..experts.instances import INSTANCES as instances
+        instances = default_instances
     elif not isinstance(instances, Mapping):
         raise TypeError(f"instances must be a mapping of name -> factory, got {type(instances).__name__}")
     return learners, instances
@@ -117,8 +154,8 @@ def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None
         default ``{}``), ``backend`` (default ``"numpy"``) and ``checkpoints``
         (a list of rounds, default the log-spaced grid of :func:`sim.run`).
     learners, instances : mapping of str to callable, optional
-        Factories by name; default :data:`expertlab.experts.LEARNERS` and
-        :data:`expertlab.experts.instances.INSTANCES`.
+        Factories by name; default :func:`default_registries` (the experts'
+        and the bandits' registries together).
     name : str
         How to call the config in error messages.
 
@@ -195,14 +232,24 @@ def _build(config: Mapping[str, Any], learners, instances):
 def _check_buildable(config, learners, instances, name):
     """Build a config once in the driver, so bad parameters fail before any task runs."""
     try:
-        learner, _ = _build(config, learners, instances)
+        learner, instance = _build(config, learners, instances)
     except TypeError as exc:
         raise TypeError(f"{name}: {exc}") from exc
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from exc
-    if getattr(learner, "feedback", "full") != "full":
-        raise ValueError(f"{name}: learner {config['learner']!r} declares feedback={learner.feedback!r}; "
-                         "sweeps drive full-information learners through sim.run")
+    from ._bandit_run import BanditInstance
+    from ._protocol import Instance
+
+    feedback = getattr(learner, "feedback", "full")
+    needs = {"full": (Instance, "a loss sequence (expertlab.experts.instances)"),
+             "bandit": (BanditInstance, "an arm set (expertlab.bandits.instances)")}
+    if feedback not in needs:
+        raise ValueError(f"{name}: learner {config['learner']!r} declares feedback={feedback!r}; "
+                         "sweeps drive full-information and bandit learners through sim.run")
+    kind, what = needs[feedback]
+    if not isinstance(instance, kind):
+        raise ValueError(f"{name}: learner {config['learner']!r} ({feedback} feedback) needs {what}, but "
+                         f"instance {config['instance']!r} is of type {type(instance).__name__}")
     if config["backend"] in ("numba", "cuda") and getattr(learner, "kernel", None) is None:
         raise ValueError(f"{name}: learner {config['learner']!r} has no compiled kernel for "
                          f"backend={config['backend']!r}; use backend='numpy'")
@@ -817,8 +864,8 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         Show a tqdm bar over blocks on stderr; default: when stderr is a
         terminal.
     learners, instances : mapping of str to callable, optional
-        Factories by name, instead of :data:`expertlab.experts.LEARNERS` and
-        :data:`expertlab.experts.instances.INSTANCES`.  For process or Dask
+        Factories by name, instead of :func:`default_registries` (the
+        experts' and the bandits' registries together).  For process or Dask
         workers they must be importable top-level functions.
 
     Returns

@@ -125,3 +125,13 @@ def test_sweep_command(tmp_path, capsys):
     assert len(files) == 4  # 2 configs x 2 blocks
     assert cli.main(["sweep", str(spec), "--out", str(out)]) == 0  # resumes: nothing recomputed
     assert sorted(p.name for p in out.rglob("block_*.npz")) == files
+
+
+def test_run_bandit_json(capsys):
+    assert cli.main(["run", "ucb1", "--instance", "bernoulli", "--instance-param", "means=[0.3, 0.6]",
+                     "--horizon", "200", "--reps", "8", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["learner"] == "ucb1" and rec["checkpoints"][-1] == 200
+    assert "pseudo_regret" in rec["metrics"]
+    # pseudo-regret of two arms with gap 0.3: 0.3 x (pulls of the bad arm), between 0.3 and 0.3 x 199
+    assert 0.3 <= rec["metrics"]["pseudo_regret"]["mean"][-1] <= 0.3 * 199

@@ -434,3 +434,49 @@ def test_load_sweep_spec_errors(tmp_path, name, text, match):
     (tmp_path / name).write_text(text)
     with pytest.raises(ValueError, match=match):
         load_sweep_spec(tmp_path / name)
+
+
+# -- bandit learners --------------------------------------------------------
+
+BANDIT = {"learner": "ucb1", "instance": "bernoulli", "horizon": 150,
+          "instance_params": {"means": [0.4, 0.5, 0.7]}}
+
+
+def test_bandit_sweep_equals_sim_run_and_resumes(tmp_path):
+    from expertlab import bandits
+
+    res = sweep([BANDIT, BASE], n_reps=9, block_size=4, executor="serial", out=tmp_path)
+    direct = sim.run(bandits.ucb1(), bandits.instances.bernoulli([0.4, 0.5, 0.7]), 150, 9, res.seeds[0])
+    np.testing.assert_array_equal(res.results[0].regret, direct.regret)
+    np.testing.assert_array_equal(res.results[0].final["pulls"], direct.final["pulls"])
+    assert res.results[0].final["pulls"].sum(axis=1).tolist() == [150] * 9
+    again = sweep([BANDIT, BASE], n_reps=9, block_size=4, executor="serial", out=tmp_path)
+    assert (again.n_computed, again.n_loaded) == (0, 6)
+    _assert_same_sweep(res, again)
+    assert load_sweep(tmp_path).results[0].metrics.keys() == direct.metrics.keys()
+
+
+def test_bandit_sweep_backends_agree():
+    cfgs = [dict(BANDIT, backend=b) for b in ("numpy", "numba")]
+    res = sweep(cfgs, n_reps=6, block_size=3, executor="serial")
+    assert res.seeds[0] == res.seeds[1]
+    _assert_same_numbers(res.results[0], res.results[1], atol=1e-9)
+
+
+@pytest.mark.parametrize("config, match", [
+    (dict(BANDIT, instance="fair_coins", instance_params={}), "needs an arm set"),
+    (dict(BASE, instance="bernoulli", instance_params={"means": [0.2, 0.8]}), "needs a loss sequence"),
+])
+def test_feedback_and_instance_kinds_must_match(config, match):
+    with pytest.raises(ValueError, match=match):
+        sweep([config], n_reps=2, executor="serial")
+
+
+def test_default_registries_hold_both_families():
+    from expertlab import bandits, experts
+    from expertlab.sim._sweep import default_registries
+
+    learners, insts = default_registries()
+    assert set(learners) == set(experts.LEARNERS) | set(bandits.LEARNERS)
+    assert set(insts) == set(experts.instances.INSTANCES) | set(bandits.instances.INSTANCES)
+    assert len(learners) == len(experts.LEARNERS) + len(bandits.LEARNERS)
