@@ -3,13 +3,13 @@
 Every learner of :data:`LEARNERS` is a :class:`expertlab.sim.Learner` built
 by a factory named after the algorithm, and :data:`instances.INSTANCES` maps
 names to loss sequences.  The research algorithms that need their own
-drivers (groupwise regret, LOMAR, the private learners) return frozen
-results; the memory-bounded learner is a :class:`~expertlab.sim.Learner`
-kept out of :data:`LEARNERS` (see its Notes).
+drivers (groupwise regret, LOMAR, the private learners, the mentor-query
+learner) return frozen results; the memory-bounded learner is a
+:class:`~expertlab.sim.Learner` kept out of :data:`LEARNERS` (see its Notes).
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, _claims_memory, _claims_private, instances  # noqa: F401  (the _claims register claims)
+from . import _claims, _claims_memory, _claims_mentor, _claims_private, instances  # noqa: F401  (the _claims register claims)
 from ._adahedge import AdaHedgeState, adahedge
 from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa
@@ -20,6 +20,9 @@ from ._hedge import HedgeState, hedge
 from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
                      random_bipartite)
 from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
+from ._mentor import MentorResult, ask_mentor
+from ._mentor_instances import INPUT_KINDS as MENTOR_INPUT_KINDS
+from ._mentor_instances import MentorInstance, threshold_mentor
 from ._mlprod import MLProdState, ml_prod
 from ._privacy import AuditResult, PrivacyCost, privacy_audit
 from ._private import (NoisyFTPLState, PrivateLearner, PrivateRunResult, SparseVectorState, TreeFTRLState,
@@ -97,4 +100,10 @@ __all__ = [
     "fixed_bipartite",
     "lomar",
     "random_bipartite",
+    # mentor queries
+    "MENTOR_INPUT_KINDS",
+    "MentorInstance",
+    "MentorResult",
+    "ask_mentor",
+    "threshold_mentor",
 ]
