@@ -8,7 +8,11 @@ leading batch axes (many MDPs of one size); the planners
 :func:`robust_value_iteration`) solve a whole batch in one array loop and
 return results with certificates (Bellman residuals, exact policy values).
 :func:`worst_case` solves the inner problems of robust planning for TV, L1,
-KL and chi-square balls.  Instances live in :mod:`expertlab.mdp.instances`.
+KL and chi-square balls.  The episodic learners (:func:`ucbvi` for tabular
+models, :func:`ucrl_vtr` and :func:`ucrl_vtr_plus` for linear mixtures) are
+records of pure functions driven by :func:`run_episodes`, which advances all
+replications at once and reports exact expected and realised regret.
+Instances live in :mod:`expertlab.mdp.instances`.
 """
 
 from . import _claims, instances  # noqa: F401  (_claims registers the rate claims)
@@ -17,12 +21,23 @@ from ._planning import (FiniteHorizonResult, PlanningResult, backward_induction,
                         policy_iteration, value_iteration)
 from ._soft import SoftPlanningResult, soft_value_iteration
 from ._robust import DIVERGENCES, RobustPlanningResult, WorstCaseResult, robust_value_iteration, worst_case
+from . import _claims_learners  # noqa: F401  (registers the episodic learners' claims)
+from ._episodic import (EpisodeResult, EpisodeSpec, EpisodicLearner, evaluate_markov_policy, run_episodes,
+                        sample_episodes)
+from ._ucbvi import UCBVIState, optimistic_q_values, ucbvi, ucbvi_bonus
+from ._ucrl_vtr import EpisodicLinearMixture, VTRState, sherman_morrison, ucrl_vtr, ucrl_vtr_plus
 from ..sim._rates import document_claims as _document_claims
 
 _document_claims(value_iteration, "value_iteration")
 _document_claims(robust_value_iteration, "robust_value_iteration")
+_document_claims(ucbvi, "ucbvi")
+_document_claims(ucrl_vtr, "ucrl_vtr")
+_document_claims(ucrl_vtr_plus, "ucrl_vtr_plus")
 
 __all__ = [
+    "EpisodeSpec", "EpisodicLearner", "EpisodeResult", "run_episodes", "sample_episodes", "evaluate_markov_policy",
+    "UCBVIState", "ucbvi", "ucbvi_bonus", "optimistic_q_values",
+    "EpisodicLinearMixture", "VTRState", "ucrl_vtr", "ucrl_vtr_plus", "sherman_morrison",
     "TabularMDP",
     "FiniteHorizonMDP",
     "LinearMixtureMDP",

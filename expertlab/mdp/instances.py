@@ -14,7 +14,7 @@ from .._random import rep_key, seed_to_uint64, stream_key, uniform
 from .._validation import check_float, check_int
 from ._models import LinearMixtureMDP, TabularMDP
 
-__all__ = ["gridworld", "river_swim", "garnet", "forest", "random_linear_mixture", "INSTANCES"]
+__all__ = ["gridworld", "river_swim", "garnet", "forest", "random_linear_mixture", "hard_linear_mixture", "INSTANCES"]
 
 _KERNEL_SALT = np.uint64(0x6A09E667F3BCC909)
 _REWARD_SALT = np.uint64(0xBB67AE8584CAA73B)
@@ -207,10 +207,101 @@ def random_linear_mixture(n_states: int = 10, n_actions: int = 3, dim: int = 4, 
 
 
 #: Registered instance factories, by name.
+def hard_linear_mixture(n_coords: int = 2, horizon: int = 5, *, n_episodes: int | None = None,
+                        gap: float | None = None, signs=None):
+    r"""The hard episodic linear-mixture MDP of the lower bound of Zhou, Gu & Szepesvári (2021).
+
+    State 0 is the chain, state 1 an absorbing state that pays 1 per stage;
+    actions are the sign vectors :math:`a \in \{-1, 1\}^m` (``m = n_coords``,
+    action ``j`` has :math:`a_i = +1` where bit ``i`` of ``j`` is set, so
+    :math:`A = 2^m`).  From state 0,
+
+    .. math::
+
+        P(1 | 0, a) = \delta + \langle \mu, a \rangle, \qquad \delta = 1/H,
+        \quad \mu = \Delta\, s, \; s \in \{-1, 1\}^m,
+
+    else the chain stays at 0.  As a linear mixture it has :math:`d = 2m`
+    base kernels :math:`\phi_{i,\pm}` with :math:`P(1 | 0, a) = \delta(1 \pm a_i)`
+    and weights :math:`\theta_{i,\pm} = (1 \pm s_i m\Delta/\delta) / (2m)` on
+    the simplex, which requires :math:`m \Delta \le \delta`.
+
+    Parameters
+    ----------
+    n_coords : int
+        ``m``; the mixture dimension is ``d = 2 m``.
+    horizon : int >= 2
+    n_episodes : int, optional
+        ``K``: sets the paper's gap :math:`\Delta = \sqrt{\delta / K} / (4\sqrt2)`
+        when ``gap`` is not given.
+    gap : float, optional
+        :math:`\Delta` directly.
+    signs : array of +-1, shape (m,), optional
+        :math:`s` (all +1 by default; every choice is equivalent up to
+        relabelling the actions).
+
+    Returns
+    -------
+    EpisodicLinearMixture
+
+    Notes
+    -----
+    Reconstructed: the paper's chain :math:`x_1, \dots, x_{H}` and its two
+    absorbing states are collapsed into one chain state and one paying
+    state (in a finite-horizon MDP the stage is already part of the state;
+    the values are those of the chain), and :math:`\mu` enters through the
+    pairs of base kernels above, so that :math:`\theta` lies on the simplex.
+
+    References
+    ----------
+    Zhou, Gu & Szepesvári, "Nearly minimax optimal reinforcement learning
+    for linear mixture Markov decision processes", COLT 2021, Thm 5.6 and
+    its hard instance (lower bound :math:`\Omega(d H \sqrt T)`).
+
+    Examples
+    --------
+    >>> m = hard_linear_mixture(2, horizon=4, gap=0.1)
+    >>> m.dim, m.features.shape, m.to_finite_horizon().transitions[0, 0, 3]   # a = (+1, +1)
+    (4, (4, 2, 4, 2), array([0.55, 0.45]))
+    """
+    from ._ucrl_vtr import EpisodicLinearMixture
+
+    m = check_int(n_coords, "n_coords", maximum=12)
+    h = check_int(horizon, "horizon", minimum=2)
+    delta = 1.0 / h
+    if gap is None:
+        if n_episodes is None:
+            raise ValueError("pass gap or n_episodes (which sets the gap sqrt(delta / K) / (4 sqrt 2))")
+        gap = float(np.sqrt(delta / check_int(n_episodes, "n_episodes")) / (4.0 * np.sqrt(2.0)))
+    gap = check_float(gap, "gap", minimum=0.0)
+    if m * gap > delta + 1e-12:
+        raise ValueError(f"gap must be at most 1 / (horizon * n_coords) = {delta / m:.4g}, got {gap:.4g}")
+    s = np.ones(m) if signs is None else np.asarray(signs, dtype=np.float64)
+    if s.shape != (m,) or not np.all(np.abs(s) == 1.0):
+        raise ValueError(f"signs must be an array of +1/-1 of shape ({m},)")
+    n_act = 2 ** m
+    a = np.where((np.arange(n_act)[:, None] >> np.arange(m)[None, :]) & 1, 1.0, -1.0)  # (A, m)
+    feats = np.zeros((2 * m, 2, n_act, 2))
+    eps = m * gap / delta
+    theta = np.empty(2 * m)
+    for i in range(m):
+        for k, sign in enumerate((1.0, -1.0)):
+            up = delta * (1.0 + sign * a[:, i])
+            feats[2 * i + k, 0, :, 1] = up
+            feats[2 * i + k, 0, :, 0] = 1.0 - up
+            feats[2 * i + k, 1, :, 1] = 1.0
+            theta[2 * i + k] = (1.0 + sign * s[i] * eps) / (2 * m)
+    rewards = np.zeros((h, 2, n_act))
+    rewards[:, 1] = 1.0
+    return EpisodicLinearMixture(feats, theta, rewards)
+
+
+
 INSTANCES = {
     "gridworld": gridworld,
     "river_swim": river_swim,
     "garnet": garnet,
     "forest": forest,
     "random_linear_mixture": random_linear_mixture,
+    "hard_linear_mixture": hard_linear_mixture,
 }

@@ -53,4 +53,5 @@ def test_random_linear_mixture():
 
 
 def test_registry():
-    assert set(INSTANCES) == {"gridworld", "river_swim", "garnet", "forest", "random_linear_mixture"}
+    assert set(INSTANCES) == {"gridworld", "river_swim", "garnet", "forest", "random_linear_mixture",
+                              "hard_linear_mixture"}
