@@ -15,10 +15,12 @@ from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa
 from ._fixed_share import FixedShareState, fixed_share
 from ._ftl import FTLState, FTPLState, ftl, ftpl
-from ._groupwise import GROUP_NAMES, GroupInstance, GroupwiseResult, groupwise, intersecting_groups
+from ._groupwise import GROUP_NAMES, GroupInstance, GroupwiseResult, groupwise, intersecting_groups, linear_grid
 from ._hedge import HedgeState, hedge
 from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
                      random_bipartite)
+from ._memory_adaptive import (AdaptiveAdversary, AdaptiveMemoryLearner, AdaptiveRunResult, MemoryAdaptiveState,
+                               memory_adaptive, recent_plays_attack, run_adaptive)
 from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
 from ._mentor import MentorResult, ask_mentor
 from ._mentor_instances import INPUT_KINDS as MENTOR_INPUT_KINDS
@@ -27,6 +29,7 @@ from ._mlprod import MLProdState, ml_prod
 from ._privacy import AuditResult, PrivacyCost, privacy_audit
 from ._private import (NoisyFTPLState, PrivateLearner, PrivateRunResult, SparseVectorState, TreeFTRLState,
                        audit_private, noisy_ftpl, realizable, run_private, sparse_vector_experts, tree_ftrl)
+from ._private_small_loss import SmallLossState, small_loss_experts, small_loss_instance
 from ._squint import SquintState, squint
 
 #: Registered learner factories, by name (used by the CLI and sweeps).
@@ -71,6 +74,13 @@ __all__ = [
     "memory_bounded",
     "MemoryBoundedState",
     "state_nbytes",
+    "memory_adaptive",
+    "MemoryAdaptiveState",
+    "AdaptiveMemoryLearner",
+    "AdaptiveAdversary",
+    "AdaptiveRunResult",
+    "recent_plays_attack",
+    "run_adaptive",
     # private experts in the realizable regime
     "sparse_vector_experts",
     "SparseVectorState",
@@ -78,6 +88,9 @@ __all__ = [
     "NoisyFTPLState",
     "tree_ftrl",
     "TreeFTRLState",
+    "small_loss_experts",
+    "SmallLossState",
+    "small_loss_instance",
     "PrivateLearner",
     "PrivateRunResult",
     "run_private",
@@ -92,6 +105,7 @@ __all__ = [
     "GroupwiseResult",
     "groupwise",
     "intersecting_groups",
+    "linear_grid",
     # learning-augmented matching
     "BipartiteInstance",
     "LOMARResult",

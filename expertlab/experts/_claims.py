@@ -132,6 +132,25 @@ GROUPWISE_CLAIMS = (
     ),
 )
 
+GROUPWISE_CLAIMS += (
+    RateClaim(
+        name="experts.groupwise-hedge-regret-at-most-sqrt",
+        quantity="regret of the worst group (against its best class member)", variable="T",
+        law="power_at_most", predicted=0.5, tolerance=0.0, fit_decades=1.0,
+        source=f"{_AAKRZ}: every group's regret is at most its learner's plus O(sqrt(T_g log|G|)) (theorem number "
+               "not re-checked); Hedge over K predictors has regret O(sqrt(T_g ln K)) on the group's rounds "
+               "(Cesa-Bianchi & Lugosi 2006, Thm 2.3)",
+        learner="groupwise",
+        description="The five groups above with a different linear model on each of the four cells (a1, a2) "
+                    "(models='cells': no group is fitted exactly by one linear model), group_learner='hedge': "
+                    "anytime Hedge over the 121 linear models of linear_grid(dim) per group, combined by sleeping "
+                    "AdaNormalHedge.  The largest regret over "
+                    "the groups against the best class member on that group grows at most like sqrt(T): both "
+                    "terms of the bound are O(sqrt(T_g)), so the claim is that the lower confidence limit of "
+                    "the fitted exponent does not exceed 1/2 (no tolerance: the bound is an upper bound).",
+    ),
+)
+
 register_claims(*GROUPWISE_CLAIMS)
 
 LOMAR_CLAIMS = (

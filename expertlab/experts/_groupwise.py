@@ -8,8 +8,10 @@ guarantee is regret against the best linear model *of every group*, on that
 group's rounds, at once.  The cost is linear in the number of groups, since
 each round updates one learner per group containing it.
 
-Everything is array code over replications: one Python iteration per round,
-and for each learner a batched Sherman--Morrison update.  Contexts, groups
+Two group learners are provided: online ridge regression (the linear class)
+and Hedge over a finite class of linear predictors.  Everything is array
+code over replications: one Python iteration per round, and for each learner
+a batched Sherman--Morrison or exponential-weights update.  Contexts, groups
 and labels are pure functions of ``(seed, replication, round, index)``
 (:mod:`expertlab._random`).
 """
@@ -17,6 +19,7 @@ and labels are pure functions of ``(seed, replication, round, index)``
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import NamedTuple
 
@@ -27,10 +30,13 @@ from .._validation import check_float, check_in, check_int
 from ..sim._run import checkpoint_grid
 from ._adanormalhedge import adanormalhedge
 
-__all__ = ["GroupInstance", "GroupwiseResult", "groupwise", "intersecting_groups", "GROUP_NAMES"]
+__all__ = ["GroupInstance", "GroupwiseResult", "groupwise", "intersecting_groups", "linear_grid", "GROUP_NAMES",
+           "GROUP_LEARNERS"]
 
 #: Names of the five groups of :func:`intersecting_groups`, in column order.
 GROUP_NAMES = ("all", "a1=0", "a1=1", "a2=0", "a2=1")
+#: The group learners of :func:`groupwise`.
+GROUP_LEARNERS = ("ridge", "hedge")
 
 
 class GroupInstance(NamedTuple):
@@ -118,9 +124,11 @@ class GroupwiseResult:
     checkpoints : ndarray of int, shape (n_checkpoints,)
     regret : ndarray, shape (n_checkpoints, n_reps, n_groups)
         Groupwise learner: its square loss on group ``g``'s rounds minus that
-        of the best linear model of ``g`` in hindsight (losses scaled to [0, 1]).
+        of the best comparator of ``g`` in hindsight (losses scaled to [0, 1]):
+        the best linear model (``group_learner="ridge"``) or the best member of
+        the finite class (``"hedge"``).
     global_regret : same shape
-        The same for one online ridge regression fitted on all rounds.
+        The same for one learner of the same kind fitted on all rounds.
     learner_regret : same shape
         Group ``g``'s own learner on ``g``'s rounds.
     group_rounds : ndarray, shape (n_checkpoints, n_reps, n_groups)
@@ -128,6 +136,8 @@ class GroupwiseResult:
     groups : tuple of str
     seed : int
     wall_time : float
+    group_learner : str
+        ``"ridge"`` or ``"hedge"``.
     """
 
     checkpoints: np.ndarray
@@ -138,6 +148,69 @@ class GroupwiseResult:
     groups: tuple
     seed: int
     wall_time: float
+    group_learner: str = "ridge"
+
+
+def linear_grid(dim: int, *, step: float = 0.1, radius: float = 0.5) -> np.ndarray:
+    r"""A finite class of linear predictors: a grid on the first two coefficients, the others 0.
+
+    Parameters
+    ----------
+    dim : int >= 2
+        Context dimension.
+    step, radius : float
+        The coefficients ``(theta_0, theta_1)`` run over the multiples of
+        ``step`` in ``[-radius, radius]``.
+
+    Returns
+    -------
+    ndarray, shape (n_class, dim)
+
+    Examples
+    --------
+    >>> H = linear_grid(3)
+    >>> H.shape, bool(any((h == [0.4, 0.5, 0.0]).all() for h in H.round(12)))
+    ((121, 3), True)
+    """
+    dim = check_int(dim, "dim", minimum=2)
+    step, radius = check_float(step, "step", positive=True), check_float(radius, "radius", positive=True)
+    g = step * np.arange(-math.floor(radius / step + 1e-9), math.floor(radius / step + 1e-9) + 1)
+    a, b = np.meshgrid(g, g, indexing="ij")
+    H = np.zeros((a.size, dim))
+    H[:, 0], H[:, 1] = a.ravel(), b.ravel()
+    return H
+
+
+def _check_hypotheses(hypotheses, dim):
+    H = np.asarray(hypotheses, dtype=np.float64)
+    if H.ndim != 2 or H.shape[1] != dim or H.shape[0] < 1 or not np.all(np.isfinite(H)):
+        raise ValueError(f"hypotheses must be a finite array of shape (n_class, {dim}) with n_class >= 1, "
+                         f"got shape {H.shape}")
+    return H
+
+
+class _ClassHedge:
+    """Anytime Hedge over a finite class, one per (replication, group), on the group's rounds.
+
+    ``L[r, g, k]`` is member ``k``'s cumulative scaled loss on group ``g``'s rounds; it is both the
+    Hedge state and the comparator's sufficient statistic.
+    """
+
+    def __init__(self, shape, n_class):
+        self.L = np.zeros((*shape, n_class))
+        self.T = np.zeros(shape)
+        self.ln_k = math.log(n_class)
+
+    def predict(self, member_pred):
+        """Mean prediction ``sum_k p_k yhat_k``, ``p ~ exp(-eta_g L_g)``, ``eta_g = sqrt(8 ln K / (T_g + 1))``."""
+        eta = np.sqrt(8.0 * self.ln_k / (self.T + 1.0))[..., None]
+        logit = -eta * (self.L - self.L.min(axis=-1, keepdims=True))
+        w = np.exp(logit)
+        return np.einsum("...k,...k->...", w / w.sum(axis=-1, keepdims=True), member_pred)
+
+    def update(self, member_loss, mask):
+        self.L += mask[..., None] * member_loss
+        self.T += mask
 
 
 class _Ridge:
@@ -159,7 +232,8 @@ class _Ridge:
 
 
 def groupwise(instance: GroupInstance, horizon: int, *, n_reps: int = 100, seed=0, rep_offset: int = 0,
-              ridge: float = 1.0, checkpoints=None) -> GroupwiseResult:
+              ridge: float = 1.0, checkpoints=None, group_learner: str = "ridge",
+              hypotheses=None) -> GroupwiseResult:
     r"""Run the groupwise learner, a global learner and the group learners on ``instance``.
 
     Parameters
@@ -173,6 +247,13 @@ def groupwise(instance: GroupInstance, horizon: int, *, n_reps: int = 100, seed=
         Ridge parameter :math:`\lambda` of every online regression.
     checkpoints : array of int, optional
         Rounds at which regrets are recorded (default :func:`expertlab.sim.checkpoint_grid`).
+    group_learner : {"ridge", "hedge"}
+        Each group's external-regret learner: online ridge regression (the
+        class of all linear models) or Hedge over the finite class ``hypotheses``.
+    hypotheses : array, shape (n_class, dim), optional
+        The finite class of linear predictors of ``group_learner="hedge"``
+        (member :math:`k` predicts :math:`\operatorname{clip}(h_k \cdot x, -Y, Y)`);
+        default :func:`linear_grid` ``(dim)``.  Only with ``"hedge"``.
 
     Returns
     -------
@@ -194,8 +275,27 @@ def groupwise(instance: GroupInstance, horizon: int, *, n_reps: int = 100, seed=
     comparator of group :math:`g` is the least-squares fit to :math:`g`'s
     rounds, computed exactly at each checkpoint from sufficient statistics.
 
-    The paper's second group learner, Hedge over a finite class, is not
-    implemented; the online ridge regression is its linear-class example.
+    With ``group_learner="hedge"`` group :math:`g`'s learner is anytime
+    Hedge over the finite class :math:`\{h_1, \dots, h_K\}` on the rounds of
+    :math:`g`: with :math:`L_{g,k}` member :math:`k`'s scaled loss on the
+    :math:`T_g` rounds of :math:`g` so far,
+
+    .. math::
+
+        \hat y_{t,g} = \sum_k p_{t,g,k}\,\operatorname{clip}(h_k\cdot x_t, -Y, Y),
+        \qquad p_{t,g,k} \propto e^{-\eta_{g} L_{g,k}},\quad
+        \eta_{g} = \sqrt{8\ln K/(T_g + 1)}.
+
+    Losses are in :math:`[0, 1]` after the scaling above (both prediction and
+    label lie in :math:`[-Y, Y]`), and by convexity the mean prediction loses
+    at most :math:`\langle p, \ell\rangle`, so its regret against the best
+    member on :math:`g` is :math:`O(\sqrt{T_g\ln K})` (Cesa-Bianchi & Lugosi,
+    Thm 2.3) and the groupwise learner's is that plus
+    :math:`O(\sqrt{T_g\ln|G|})`.  The comparator is then the best member on
+    :math:`g`'s rounds, :math:`\min_k L_{g,k}`, and the global learner is one
+    such Hedge on all rounds.  Simplification: the class is a fixed array of
+    linear models; a class given as arbitrary per-round predictions is not
+    supported.
 
     References
     ----------
@@ -208,6 +308,8 @@ def groupwise(instance: GroupInstance, horizon: int, *, n_reps: int = 100, seed=
        density estimation with the exponential family", Machine Learning
        43, 2001; V. Vovk, "Competitive on-line statistics", 2001 (online
        ridge regression, O(d log T) regret).
+    .. [4] N. Cesa-Bianchi and G. Lugosi, *Prediction, Learning, and Games*,
+       2006, Thm 2.3 (anytime Hedge).
 
     Examples
     --------
@@ -216,6 +318,9 @@ def groupwise(instance: GroupInstance, horizon: int, *, n_reps: int = 100, seed=
     >>> g = res.groups.index("a1=1")
     >>> bool(res.global_regret[-1, :, g].mean() > 10 * max(res.regret[-1, :, g].mean(), 1.0))
     True
+    >>> res = groupwise(intersecting_groups(3), horizon=500, n_reps=4, seed=0, group_learner="hedge")
+    >>> res.group_learner, bool(res.regret[-1].max() < 0.5 * res.global_regret[-1, :, g].mean())
+    ('hedge', True)
     """
     if not isinstance(instance, GroupInstance):
         raise TypeError(f"instance must be a GroupInstance, got {type(instance).__name__}")
@@ -223,6 +328,12 @@ def groupwise(instance: GroupInstance, horizon: int, *, n_reps: int = 100, seed=
     n_reps = check_int(n_reps, "n_reps")
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     ridge = check_float(ridge, "ridge", positive=True)
+    check_in(group_learner, "group_learner", GROUP_LEARNERS)
+    if hypotheses is not None and group_learner != "hedge":
+        raise ValueError("hypotheses: a finite class is used only with group_learner='hedge'")
+    H = None
+    if group_learner == "hedge":
+        H = linear_grid(instance.dim) if hypotheses is None else _check_hypotheses(hypotheses, instance.dim)
     ckpts = checkpoint_grid(horizon) if checkpoints is None else np.unique(np.asarray(checkpoints, np.int64))
     if ckpts.size == 0 or ckpts[0] < 1 or ckpts[-1] > horizon:
         raise ValueError(f"checkpoints must be a non-empty set of rounds in [1, {horizon}]")
@@ -233,8 +344,10 @@ def groupwise(instance: GroupInstance, horizon: int, *, n_reps: int = 100, seed=
     scale = 1.0 / (4.0 * Y * Y)
     agg = adanormalhedge()
     state = agg.init(n_reps, G)
-    learners = _Ridge((n_reps, G), d, ridge)
-    glob = _Ridge((n_reps,), d, ridge)
+    if H is None:
+        learners, glob = _Ridge((n_reps, G), d, ridge), _Ridge((n_reps,), d, ridge)
+    else:
+        learners, glob = _ClassHedge((n_reps, G), H.shape[0]), _ClassHedge((n_reps,), H.shape[0])
     SA = np.zeros((n_reps, G, d, d))
     Sb = np.zeros((n_reps, G, d))
     Syy = np.zeros((n_reps, G))
@@ -247,27 +360,38 @@ def groupwise(instance: GroupInstance, horizon: int, *, n_reps: int = 100, seed=
     t0 = time.perf_counter()
     for t in range(horizon):
         x, aw, y = _draw(instance, rk, t)
-        pred = np.clip(learners.predict(x[:, None, :]), -Y, Y)              # (R, G)
+        if H is None:
+            pred = np.clip(learners.predict(x[:, None, :]), -Y, Y)              # (R, G)
+            y_glob = np.clip(glob.predict(x), -Y, Y)
+        else:
+            member = np.clip(x @ H.T, -Y, Y)                                   # (R, K)
+            member_loss = scale * (member - y[:, None]) ** 2
+            pred = learners.predict(member[:, None, :])
+            y_glob = glob.predict(member)
         loss = scale * (pred - y[:, None]) ** 2
         p = agg.act(state, None, aw)
         y_agg = np.sum(p * pred, axis=1)
-        y_glob = np.clip(glob.predict(x), -Y, Y)
         state = agg.update(state, p, loss, aw)
-        learners.update(np.broadcast_to(x[:, None, :], (n_reps, G, d)), np.broadcast_to(y[:, None], (n_reps, G)), aw)
-        glob.update(x, y, np.ones(n_reps, dtype=bool))
-        SA += np.where(aw[..., None, None], (x[:, :, None] * x[:, None, :])[:, None], 0.0)
-        Sb += np.where(aw[..., None], (y[:, None] * x)[:, None, :], 0.0)
-        Syy += aw * (y * y)[:, None]
+        if H is None:
+            learners.update(np.broadcast_to(x[:, None, :], (n_reps, G, d)), np.broadcast_to(y[:, None], (n_reps, G)),
+                            aw)
+            glob.update(x, y, np.ones(n_reps, dtype=bool))
+            SA += np.where(aw[..., None, None], (x[:, :, None] * x[:, None, :])[:, None], 0.0)
+            Sb += np.where(aw[..., None], (y[:, None] * x)[:, None, :], 0.0)
+            Syy += aw * (y * y)[:, None]
+        else:
+            learners.update(member_loss[:, None, :], aw)
+            glob.update(member_loss, np.ones(n_reps))
         L_agg += aw * (scale * (y_agg - y) ** 2)[:, None]
         L_glob += aw * (scale * (y_glob - y) ** 2)[:, None]
         L_own += aw * loss
         Tg += aw
         if c < ckpts.size and t + 1 == ckpts[c]:
-            best = scale * _least_squares_loss(SA, Sb, Syy)
+            best = scale * _least_squares_loss(SA, Sb, Syy) if H is None else learners.L.min(axis=-1)
             out[0, c], out[1, c], out[2, c], out[3, c] = L_agg - best, L_glob - best, L_own - best, Tg
             c += 1
     wall = time.perf_counter() - t0
-    return GroupwiseResult(ckpts, out[0], out[1], out[2], out[3], GROUP_NAMES, int(seed_u), wall)
+    return GroupwiseResult(ckpts, out[0], out[1], out[2], out[3], GROUP_NAMES, int(seed_u), wall, group_learner)
 
 
 def _least_squares_loss(SA, Sb, Syy):

@@ -173,8 +173,10 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
     the epoch long enough that the needle survives the cut reliably (with
     :math:`B = ST/(16n)` and gap :math:`4\sqrt{n/(ST)}`, so
     :math:`\varepsilon^2 B = 1`, the slope in :math:`S` came out near
-    :math:`-1` on :math:`n = 64`).  The adaptive-adversary algorithm of [1]_
-    is not implemented.
+    :math:`-1` on :math:`n = 64`).  Against an adaptive adversary this
+    learner is not robust (its play concentrates on a few experts the
+    adversary can see); :func:`~expertlab.experts.memory_adaptive` is the
+    simplified variant for that case.
 
     **Randomness.**  ``update`` receives no key, so the experts that refill
     the pool are drawn in ``act`` (from the learner key of the round that opens

@@ -86,8 +86,8 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
     Notes
     -----
     Reconstructed from the paper's description (the paper's own algorithm,
-    constants and its adaptive small-loss variant are not reproduced; the
-    small-loss variant is left out).  Let :math:`\varepsilon_0` be the
+    constants are not reproduced; the small-loss variant is
+    :func:`~expertlab.experts.small_loss_experts`).  Let :math:`\varepsilon_0` be the
     per-switch budget (:func:`~expertlab.experts._privacy.per_step_epsilon`
     of :math:`\varepsilon` over :math:`K`), split evenly between one
     AboveThreshold instance and one exponential-mechanism draw.  The learner

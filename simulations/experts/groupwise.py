@@ -6,7 +6,9 @@ One online ridge regression per group, combined as sleeping experts by
 AdaNormalHedge, competes with the best linear model of every group at once:
 the worst group's regret grows at most like √T (here logarithmically),
 while one global regression is linear on the groups whose model differs
-from the pooled one.
+from the pooled one.  With Hedge over a finite grid of linear models as the
+group learner, every group's regret against its best class member also
+grows at most like √T.
 """
 
 import numpy as np
@@ -17,7 +19,7 @@ from expertlab.experts import groupwise, intersecting_groups
 
 def _run(s, seed):
     return groupwise(intersecting_groups(s["dim"], models=s["models"], noise=s["noise"]), s["horizon"],
-                     n_reps=s["n_reps"], seed=seed)
+                     n_reps=s["n_reps"], seed=seed, group_learner=s.get("group_learner", "ridge"))
 
 
 def worst_group(s, backend, seed):
@@ -40,12 +42,16 @@ def global_learner(s, backend, seed):
 
 _QUICK = dict(dim=3, models="a1", noise=0.5, horizon=5000, n_reps=64)
 _FULL = dict(dim=5, models="a1", noise=0.5, horizon=100_000, n_reps=200)
+_HEDGE_QUICK = dict(_QUICK, models="cells", group_learner="hedge")
+_HEDGE_FULL = dict(_FULL, models="cells", group_learner="hedge")
 
 EXPERIMENTS = [
     sim.Experiment("experts.groupwise-regret-at-most-sqrt", worst_group, quick=_QUICK, full=_FULL,
                    title="Groupwise learner: the worst group's regret grows at most like √T"),
     sim.Experiment("experts.groupwise-global-linear", global_learner, quick=_QUICK, full=_FULL,
                    title="One global learner: linear regret on a group"),
+    sim.Experiment("experts.groupwise-hedge-regret-at-most-sqrt", worst_group, quick=_HEDGE_QUICK, full=_HEDGE_FULL,
+                   title="Hedge over a finite class per group: the worst group's regret grows at most like √T"),
 ]
 
 if __name__ == "__main__":

@@ -5,7 +5,11 @@ Memory-bounded experts
 A pool of S experts run with Hedge, keeping the best half each epoch and
 refilling at random, on a needle (one expert with gap 6 sqrt(n/(ST)) among
 fair coins): the pseudo-regret scales as sqrt(nT/S) in S, n and T, and the
-measured state size is linear in S and independent of n.
+measured state size is linear in S and independent of n.  Against an
+adaptive adversary that punishes the last sqrt(n) experts played, the same
+learner with a small pool has linear regret, while the variant that plays a
+pool of 2 sqrt(n) experts in a fresh random cycle each epoch has regret
+growing like sqrt(T).
 """
 
 import math
@@ -13,7 +17,8 @@ import math
 import numpy as np
 
 from expertlab import sim
-from expertlab.experts import instances, memory_bounded, state_nbytes
+from expertlab.experts import (instances, memory_adaptive, memory_bounded, recent_plays_attack, run_adaptive,
+                               state_nbytes)
 
 GAP = 6.0  # needle gap in units of sqrt(n / (S T)); the default epoch gives eps^2 B = GAP^2 / 6
 
@@ -80,13 +85,31 @@ def bytes_vs_n(s, backend, seed):
     return sim.Measurement(x=x, y=y, xlabel="experts n", ylabel="state bytes per replication")
 
 
+def _attack(s, learner, seed):
+    T = s["horizon"]
+    r = run_adaptive(learner(s["memory"], epoch=T // s["n_epochs"]), recent_plays_attack(s["n_experts"]), T,
+                     s["n_reps"], seed)
+    x = r.checkpoints.astype(float)
+    return sim.Measurement(x=x, y=r.regret, xlabel="round T", ylabel="regret against the adaptive adversary",
+                           curves={"T/2": (x, x / 2), "√T": (x, np.sqrt(x))},
+                           info={"attack_hits_final": float(r.hits[-1].mean()), "wall_time": r.wall_time})
+
+
+def attack_oblivious(s, backend, seed):
+    return _attack(s, memory_bounded, seed)
+
+
+def attack_adaptive(s, backend, seed):
+    return _attack(s, memory_adaptive, seed)
+
+
 EXPERIMENTS = [
     sim.Experiment("experts.memory-regret-vs-S", regret_vs_S,
                    quick=dict(memory=[2, 4, 8], n_experts=128, horizon=10_000, n_reps=150),
                    full=dict(memory=[2, 4, 8, 16], n_experts=512, horizon=40_000, n_reps=400),
                    title="Pool learner on the needle: pseudo-regret ∝ S^(-1/2)"),
     sim.Experiment("experts.memory-regret-vs-n", regret_vs_n,
-                   quick=dict(memory=2, n_experts=[16, 32, 64, 128], horizon=10_000, n_reps=150),
+                   quick=dict(memory=2, n_experts=[16, 32, 64, 128], horizon=10_000, n_reps=250),
                    full=dict(memory=2, n_experts=[16, 32, 64, 128, 256, 512], horizon=40_000, n_reps=400),
                    title="Pool learner on the needle: pseudo-regret ∝ n^(1/2)"),
     sim.Experiment("experts.memory-regret-vs-T", regret_vs_T,
@@ -102,6 +125,14 @@ EXPERIMENTS = [
                    quick=dict(memory=8, n_experts=[64, 512, 4096, 65_536]),
                    full=dict(memory=8, n_experts=[64, 512, 4096, 65_536, 1_048_576]),
                    title="State bytes independent of the number of experts n"),
+    sim.Experiment("experts.memory-adaptive-oblivious-linear", attack_oblivious,
+                   quick=dict(memory=4, n_experts=256, horizon=10_000, n_epochs=8, n_reps=40),
+                   full=dict(memory=4, n_experts=1024, horizon=100_000, n_epochs=8, n_reps=200),
+                   title="Adaptive adversary: the oblivious pool learner is linear"),
+    sim.Experiment("experts.memory-adaptive-sublinear", attack_adaptive,
+                   quick=dict(memory=32, n_experts=256, horizon=10_000, n_epochs=8, n_reps=100),
+                   full=dict(memory=64, n_experts=1024, horizon=100_000, n_epochs=8, n_reps=400),
+                   title="Adaptive adversary: a fresh random cycle over 2√n experts is sublinear"),
 ]
 
 if __name__ == "__main__":

@@ -8,13 +8,17 @@ random expert and drops it, privately, once it has lost.  On a realizable
 instance its regret stops growing in T, scales as 1/eps up to a log factor
 and grows only polylogarithmically in the number of experts; private FTPL
 (fresh report-noisy-min every round) and DP-FTRL with the tree mechanism are
-drawn for comparison.
+drawn for comparison.  Beyond the realizable regime, the small-loss variant
+(:func:`expertlab.experts.small_loss_experts`, a doubling threshold) keeps
+its regret flat in T and at most linear in the best expert's loss L*, where
+the realizable learner becomes linear in T.
 """
 
 import numpy as np
 
 from expertlab import sim
-from expertlab.experts import noisy_ftpl, realizable, run_private, sparse_vector_experts, tree_ftrl
+from expertlab.experts import (noisy_ftpl, realizable, run_private, small_loss_experts, small_loss_instance,
+                               sparse_vector_experts, tree_ftrl)
 
 
 def flat_in_T(s, backend, seed):
@@ -52,6 +56,30 @@ def vs_experts(s, backend, seed):
                            info={"tree_final": tree})
 
 
+def small_loss_vs_lstar(s, backend, seed):
+    T, d, eps = s["horizon"], s["n_experts"], s["epsilon"]
+    ys = [run_private(small_loss_experts(eps, T), small_loss_instance(d, s["p"], best_loss=b), T, s["n_reps"], seed,
+                      checkpoints=[T]).regret[-1] for b in s["best_loss"]]
+    real = [run_private(sparse_vector_experts(eps, T), small_loss_instance(d, s["p"], best_loss=b), T,
+                        s["baseline_reps"], seed, checkpoints=[T]).mean()[-1].item() for b in s["best_loss"]]
+    x = np.array(s["best_loss"], dtype=float)
+    y = np.stack(ys)
+    return sim.Measurement(x=x, y=y, xlabel="loss of the best expert L*", ylabel="final regret",
+                           curves={"L* ln d": (x, x * np.log(d)), "realizable learner": (x, np.array(real))},
+                           info={"regret_over_Lstar_ln_d": (y.mean(axis=1) / (x * np.log(d))).tolist(),
+                                 "realizable_final": real})
+
+
+def small_loss_flat_in_T(s, backend, seed):
+    T, d, eps = s["horizon"], s["n_experts"], s["epsilon"]
+    inst = small_loss_instance(d, s["p"], best_loss=s["best_loss"])
+    r = run_private(small_loss_experts(eps, T), inst, T, s["n_reps"], seed)
+    b = run_private(sparse_vector_experts(eps, T), inst, T, s["baseline_reps"], seed)
+    return sim.Measurement(x=r.checkpoints.astype(float), y=r.regret, xlabel="round T", ylabel="regret",
+                           curves={"realizable learner": (b.checkpoints, b.mean())},
+                           info={"epsilon": r.privacy.epsilon, "realizable_final": float(b.mean()[-1])})
+
+
 EXPERIMENTS = [
     sim.Experiment("experts.private-flat-in-T", flat_in_T,
                    quick=dict(horizon=5000, n_experts=8, p=0.5, epsilon=4.0, n_reps=400, baseline_reps=100),
@@ -68,6 +96,18 @@ EXPERIMENTS = [
                    full=dict(horizon=20_000, epsilon=4.0, p=0.5, n_experts=[4, 8, 16, 32, 64, 128, 256, 512],
                              n_reps=2000, baseline_reps=200),
                    title="Sparse-vector switching: regret polylogarithmic in d"),
+    sim.Experiment("experts.private-small-loss-vs-Lstar", small_loss_vs_lstar,
+                   quick=dict(horizon=10_000, n_experts=8, p=0.5, epsilon=8.0, best_loss=[128, 256, 512, 1024],
+                              n_reps=60, baseline_reps=8),
+                   full=dict(horizon=100_000, n_experts=8, p=0.5, epsilon=8.0,
+                             best_loss=[128, 256, 512, 1024, 2048, 4096, 8192], n_reps=1000, baseline_reps=100),
+                   title="Small-loss variant: regret at most linear in L*"),
+    sim.Experiment("experts.private-small-loss-flat-in-T", small_loss_flat_in_T,
+                   quick=dict(horizon=20_000, n_experts=8, p=0.5, epsilon=8.0, best_loss=128, n_reps=100,
+                              baseline_reps=20),
+                   full=dict(horizon=200_000, n_experts=8, p=0.5, epsilon=8.0, best_loss=128, n_reps=1000,
+                             baseline_reps=100),
+                   title="Small-loss variant: regret flat in T (the realizable learner is linear)"),
 ]
 
 if __name__ == "__main__":

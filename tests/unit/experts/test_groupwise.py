@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from expertlab.experts import GROUP_NAMES, groupwise, intersecting_groups
-from expertlab.experts._groupwise import _Ridge, _draw, _least_squares_loss
+from expertlab.experts import GROUP_NAMES, groupwise, intersecting_groups, linear_grid
+from expertlab.experts._groupwise import _ClassHedge, _Ridge, _draw, _least_squares_loss
 
 
 def test_online_ridge_equals_the_batch_solve():
@@ -92,3 +94,80 @@ def test_bad_runs():
         groupwise(intersecting_groups(), 10, ridge=0.0)
     with pytest.raises(ValueError, match="checkpoints"):
         groupwise(intersecting_groups(), 10, checkpoints=[20])
+
+
+# -- Hedge over a finite class as the group learner --------------------------
+
+
+def test_class_hedge_by_hand():
+    h = _ClassHedge((1,), 2)
+    # T_g = 0: eta = sqrt(8 ln 2 / 1); member losses so far (0, 1); predictions (1, -1)
+    h.L[0] = [0.0, 1.0]
+    eta = math.sqrt(8 * math.log(2))
+    p0 = 1.0 / (1.0 + math.exp(-eta))
+    assert h.predict(np.array([[1.0, -1.0]]))[0] == pytest.approx(p0 - (1 - p0), rel=1e-12)
+    # a masked-out round changes nothing; an awake one adds the losses and one round
+    h.update(np.array([[0.5, 0.25]]), np.array([False]))
+    np.testing.assert_array_equal(h.L[0], [0.0, 1.0])
+    h.update(np.array([[0.5, 0.25]]), np.array([True]))
+    np.testing.assert_allclose(h.L[0], [0.5, 1.25])
+    assert h.T[0] == 1
+    eta = math.sqrt(8 * math.log(2) / 2)
+    p0 = 1.0 / (1.0 + math.exp(-0.75 * eta))
+    assert h.predict(np.array([[1.0, -1.0]]))[0] == pytest.approx(2 * p0 - 1, rel=1e-12)
+
+
+def test_linear_grid():
+    H = linear_grid(4, step=0.5, radius=1.0)
+    assert H.shape == (25, 4) and np.all(H[:, 2:] == 0)
+    assert sorted(set(H[:, 0].tolist())) == [-1.0, -0.5, 0.0, 0.5, 1.0]
+    with pytest.raises(ValueError, match="step"):
+        linear_grid(3, step=0.0)
+
+
+def test_a_single_member_class_has_zero_regret_everywhere():
+    """K = 1: every Hedge plays the member, so the learners, the global learner and the combination have regret 0."""
+    res = groupwise(intersecting_groups(3, models="cells"), 300, n_reps=3, seed=1, group_learner="hedge",
+                    hypotheses=[[0.1, 0.2, -0.3]])
+    for r in (res.regret, res.learner_regret, res.global_regret):
+        np.testing.assert_allclose(r, 0.0, atol=1e-10)
+
+
+def test_group_hedge_obeys_the_anytime_hedge_bound():
+    """Cesa-Bianchi & Lugosi Thm 2.3 for the mean prediction: R <= 2 sqrt(T_g/2 ln K) + sqrt(ln K / 8)."""
+    H = linear_grid(3, step=0.25)
+    res = groupwise(intersecting_groups(3, models="cells"), 2000, n_reps=6, seed=3, group_learner="hedge",
+                    hypotheses=H)
+    lnk = math.log(H.shape[0])
+    bound = 2 * np.sqrt(res.group_rounds / 2 * lnk) + math.sqrt(lnk / 8)
+    assert np.all(res.learner_regret <= bound)
+    # the right member is in the class on every group: the regret is far below the bound at the end
+    assert res.learner_regret[-1].max() < 0.25 * bound[-1].min()
+    assert res.group_learner == "hedge"
+
+
+def test_global_hedge_is_linear_on_a_misfit_group():
+    res = groupwise(intersecting_groups(3, models="a1"), 3000, n_reps=4, seed=2, group_learner="hedge")
+    g = GROUP_NAMES.index("a1=1")
+    # the pooled member misses a1=1 by a constant per round; the groupwise learner is O(sqrt(T_g)) there
+    assert res.global_regret[-1, :, g].min() > 5 * max(res.regret[-1, :, g].max(), 1.0)
+
+
+def test_hedge_batching_does_not_change_replications():
+    inst = intersecting_groups(3, models="cells")
+    a = groupwise(inst, 150, n_reps=5, seed=4, group_learner="hedge")
+    b = groupwise(inst, 150, n_reps=2, seed=4, rep_offset=3, group_learner="hedge")
+    np.testing.assert_allclose(a.regret[:, 3:], b.regret, rtol=1e-12, atol=1e-12)
+    c = groupwise(inst, 150, n_reps=5, seed=4, group_learner="hedge")
+    np.testing.assert_array_equal(a.regret, c.regret)
+
+
+def test_bad_hedge_runs():
+    inst = intersecting_groups(3)
+    with pytest.raises(ValueError, match="group_learner"):
+        groupwise(inst, 10, group_learner="boosting")
+    with pytest.raises(ValueError, match="hypotheses"):
+        groupwise(inst, 10, hypotheses=np.zeros((2, 3)))
+    for bad in (np.zeros((2, 4)), np.zeros((0, 3)), np.full((2, 3), np.nan), np.zeros(3)):
+        with pytest.raises(ValueError, match="hypotheses"):
+            groupwise(inst, 10, group_learner="hedge", hypotheses=bad)

@@ -1,0 +1,307 @@
+r"""Private experts beyond the realizable regime: sparse-vector switching with a doubling threshold.
+
+When no expert is perfect, the realizable learner of
+:func:`~expertlab.experts.sparse_vector_experts` eventually drops every
+expert, spends its switch budget and is stuck with its last choice (linear
+regret).  The small-loss variant here runs the same switching rule in
+phases: phase :math:`k` declares an expert dead once its (noisy) cumulative
+loss passes a threshold :math:`\tau_k` that doubles from phase to phase, and
+a phase ends when its switch budget is spent, which, with high probability,
+happens only once every expert is dead at the current threshold.  Each phase
+has its own share :math:`\varepsilon_k = \varepsilon/(k(k+1))` of the
+budget, so the total is at most :math:`\varepsilon` however many phases the
+run needs.  Driven by :func:`~expertlab.experts.run_private`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba.extending import register_jitable
+
+from .. import _random
+from .._random import uniform
+from .._validation import check_float, check_int
+from ..sim._protocol import Instance
+from ._private_run import PrivateLearner, _budget, _check_loss, _laplace, _uniform
+from ._privacy import (PrivacyCost, compose_advanced, compose_basic, exponential_mechanism_epsilon, per_step_epsilon,
+                       sparse_vector_epsilon)
+
+__all__ = ["small_loss_experts", "SmallLossState", "small_loss_instance"]
+
+_INIT_SALT = np.uint64(0x2545F4914F6CDD1D)
+
+
+class SmallLossState(NamedTuple):
+    r"""State of :func:`small_loss_experts` (leading axis: replications).
+
+    ``t`` rounds seen (int); ``key`` learner keys; ``cur`` the followed expert;
+    ``phase`` the current phase :math:`k \ge 1`; ``switches`` "above" answers in
+    the current phase; ``rho`` threshold noise of the current AboveThreshold
+    instance; ``cum`` cumulative losses ``(n_reps, n_experts)``.
+    """
+
+    t: int
+    key: Any
+    cur: Any
+    phase: Any
+    switches: Any
+    rho: Any
+    cum: Any
+
+
+def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.0,
+                       max_switches: int | None = None, threshold: float | None = None,
+                       noise: bool = True) -> PrivateLearner:
+    r"""Sparse-vector switching with a threshold that doubles whenever every expert is dead.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total privacy budget :math:`\varepsilon > 0`.
+    horizon : int
+        The horizon :math:`T` (sets the noise margin and the number of
+        phases :math:`P`); ``update`` refuses to run past it.
+    delta : float
+        0: pure :math:`\varepsilon`-DP; :math:`> 0`: each phase composes its
+        switches by advanced composition with :math:`\delta_k = \delta/(k(k+1))`.
+    max_switches : int, optional
+        The per-phase switch budget :math:`K`; default :math:`\lceil\log_2 d\rceil + 3`.
+    threshold : float, optional
+        Replaces the default thresholds by :math:`\tau_k = 2^{k-1}\theta`
+        (and :math:`m_1` by :math:`\theta` in the choice of :math:`P`).
+    noise : bool
+        ``False`` removes every noise draw (uniform tie-breaking among the
+        leaders excepted): a non-private variant for testing; its cost is infinite.
+
+    Returns
+    -------
+    PrivateLearner
+
+    Notes
+    -----
+    Phase :math:`k = 1, 2, \dots` has budget
+    :math:`\varepsilon_k = \varepsilon / (k(k+1))` and per-switch budget
+    :math:`\varepsilon_{0,k}` (:func:`~expertlab.experts._privacy.per_step_epsilon`
+    of :math:`\varepsilon_k` over :math:`K`), split evenly between one
+    AboveThreshold instance and one exponential-mechanism draw, with the
+    scales of :func:`~expertlab.experts.sparse_vector_experts`:
+    :math:`b_{1,k} = 4/\varepsilon_{0,k}`, :math:`b_{2,k} = 8/\varepsilon_{0,k}`,
+    :math:`\eta_k = \varepsilon_{0,k}/4`.  With the noise margin
+    :math:`m_k = b_{2,k}\ln(2TK)` the threshold of phase :math:`k` is
+
+    .. math::
+
+        \tau_k = m_k + (2^{k-1} - 1)\, m_1 .
+
+    After round :math:`t` the query is the followed expert's cumulative loss
+    :math:`L_{t,I}` (sensitivity 1), "above" when
+    :math:`L_{t,I} + \nu_t \ge \tau_k + \rho`,
+    :math:`\nu_t\sim\mathrm{Lap}(b_{2,k})`, :math:`\rho\sim\mathrm{Lap}(b_{1,k})`.
+    On "above" a new expert is drawn with
+    :math:`P(i)\propto e^{-\eta_k L_{t,i}}` (Gumbel-max); the :math:`K`-th
+    "above" of a phase also starts phase :math:`k+1`, and every "above" draws
+    a fresh :math:`\rho` at the scale of the phase that follows it.
+
+    Only phases :math:`k \le P` switch, :math:`P` the first phase with
+    :math:`2^{P-1} m_1 \ge T` (its threshold exceeds any loss a run can
+    reach); after phase :math:`P` has spent its budget the learner follows
+    its last expert for good.
+
+    *Privacy (the accountant's cost).*  Phase :math:`k` is :math:`K` adaptive
+    (AboveThreshold, exponential mechanism) pairs, each
+    :math:`\varepsilon_{0,k}`-DP, so :math:`\varepsilon_k`-DP by basic
+    composition (:math:`(\varepsilon_k, \delta_k)` by advanced); the phase
+    boundaries are functions of the "above" answers, so the run is
+    :math:`\sum_{k\le P}\varepsilon_k = \varepsilon P/(P+1) < \varepsilon`-DP
+    (basic composition over phases).  ``privacy`` reports that sum.
+
+    *Regret.*  While :math:`\tau_k` exceeds :math:`L^\star` by the noise
+    margin, the best expert is not declared dead with probability about
+    :math:`1 - 1/(2K)` and, as in the realizable analysis, a random survivor
+    outlives half of the others, so the phase does not end; the phases end at
+    the first :math:`k^\star` with :math:`\tau_{k^\star} \gtrsim L^\star`, and
+    :math:`\tau_{k^\star} \le 2L^\star + O(m_{k^\star})`.  Each switch costs
+    at most the threshold plus the noise, so the regret is
+    :math:`O(K \sum_{k\le k^\star}\tau_k) = O(K L^\star + K k^\star m_{k^\star})`,
+    that is :math:`O(L^\star\log d + \varepsilon^{-1}\,\mathrm{polylog}(d, T, L^\star))`.
+
+    **Reconstructed.**  The paper's small-loss algorithm could not be
+    consulted beyond its abstract (regret
+    :math:`O(L^\star\log d + \varepsilon^{-1}\log^{1.5} d)`).  The doubling
+    threshold, the rule "a phase ends when its switch budget is spent", the
+    schedule :math:`\varepsilon_k = \varepsilon/(k(k+1))` and all constants
+    are choices made here; the bound reached by this analysis has the
+    :math:`L^\star\log d` term with constant about 4 but a privacy term
+    :math:`K^2 (k^\star)^3\ln(TK)/\varepsilon` (basic composition; :math:`m_k = m_1 k(k+1)/2`) rather
+    than the paper's :math:`\log^{1.5} d/\varepsilon`.  In the realizable
+    case (:math:`L^\star = 0`) phase 1 is the realizable learner with half
+    the budget, so its regret is at most about twice that of
+    :func:`~expertlab.experts.sparse_vector_experts` (measured: 132 against
+    82 at :math:`\varepsilon = 4`, :math:`T = 3000`, :math:`d = 8`).
+
+    [validated-rates]
+
+    References
+    ----------
+    .. [1] H. Asi, V. Feldman, T. Koren and K. Talwar, "Near-optimal algorithms
+       for private online optimization in the realizable regime", ICML 2023
+       (arXiv:2302.14154), the adaptive small-loss experts algorithm, regret
+       :math:`O(L^\star\log d + \varepsilon^{-1}\log^{1.5} d)` (theorem number
+       not re-checked).
+    .. [2] C. Dwork and A. Roth, *The Algorithmic Foundations of Differential
+       Privacy*, 2014, Theorem 3.23 (AboveThreshold), Theorem 3.10
+       (exponential mechanism), Theorems 3.16 and 3.20 (composition).
+
+    Examples
+    --------
+    >>> from expertlab.experts import run_private
+    >>> L = small_loss_experts(epsilon=4.0, horizon=2000)
+    >>> res = run_private(L, small_loss_instance(8, 0.5, best_loss=200), 2000, n_reps=20, seed=0)
+    >>> bool(res.privacy.epsilon < 4.0), bool(res.regret[-1].mean() < 0.25 * 2000)
+    (True, True)
+    """
+    eps, dlt = _budget(epsilon, delta)
+    horizon = check_int(horizon, "horizon")
+    if max_switches is not None:
+        max_switches = check_int(max_switches, "max_switches")
+    if threshold is not None:
+        threshold = check_float(threshold, "threshold", positive=True)
+    if not isinstance(noise, (bool, np.bool_)):
+        raise TypeError(f"noise must be a bool, got {type(noise).__name__}")
+    params = {"epsilon": eps, "horizon": horizon, "delta": dlt, "max_switches": max_switches,
+              "threshold": threshold, "noise": bool(noise)}
+    cache: dict = {}
+
+    def scales(n):
+        """Per-phase arrays (index k = 1..P + 1; phase P + 1 is frozen): b1, b2, eta, tau; and K, P."""
+        if n not in cache:
+            k = max_switches or (math.ceil(math.log2(n)) + 3)
+
+            def e0(j):
+                return per_step_epsilon(eps / (j * (j + 1)), k, dlt / (j * (j + 1)))
+
+            base = threshold if threshold is not None else 8.0 / e0(1) * math.log(2.0 * horizon * k)
+            n_phases = 1 + max(0, math.ceil(math.log2(horizon / base)))  # the first with 2^(P-1) base >= T
+            ph = np.arange(n_phases + 2, dtype=np.float64)
+            ph[0] = 1.0  # unused slot
+            e = np.array([e0(j) for j in ph])
+            b1, b2, eta = 4.0 / e, 8.0 / e, e / 4.0
+            if threshold is None:
+                margin = b2 * math.log(2.0 * horizon * k)
+                tau = margin + (2.0 ** (ph - 1.0) - 1.0) * base
+            else:
+                tau = base * 2.0 ** (ph - 1.0)
+            cache[n] = (k, n_phases, b1, b2, eta, tau)
+        return cache[n]
+
+    def privacy(n):
+        if not noise:
+            return PrivacyCost(math.inf)
+        k, n_phases, b1, b2, eta, _ = scales(n)
+        costs = []
+        for j in range(1, n_phases + 1):
+            step = PrivacyCost(sparse_vector_epsilon(1.0, b1[j], b2[j]) + exponential_mechanism_epsilon(1.0, eta[j]))
+            basic = compose_basic([step] * k)
+            if dlt > 0.0:
+                adv = compose_advanced(step, k, dlt / (j * (j + 1)))
+                basic = adv if adv.epsilon < basic.epsilon else basic
+            costs.append(basic)
+        return compose_basic(costs)
+
+    def init(n_reps, n_experts, key):
+        n_reps = check_int(n_reps, "n_reps")
+        n_experts = check_int(n_experts, "n_experts")
+        key = np.asarray(key, dtype=np.uint64)
+        if key.shape != (n_reps,):
+            raise ValueError(f"key must have shape ({n_reps},), got {key.shape}")
+        _, _, b1, _, _, _ = scales(n_experts)
+        with np.errstate(over="ignore"):
+            k0 = _random.stream_key(key, _INIT_SALT)
+            u = _random.uniform(k0[:, None], np.arange(2, dtype=np.uint64)[None, :])
+        cur = np.minimum((u[:, 0] * n_experts).astype(np.int64), n_experts - 1)
+        rho = _laplace(u[:, 1], b1[1]) if noise else np.zeros(n_reps)
+        zeros = np.zeros(n_reps, dtype=np.int64)
+        return SmallLossState(0, key, cur, zeros + 1, zeros, rho, np.zeros((n_reps, n_experts)))
+
+    def act(state):
+        return state.cur
+
+    def update(state, loss):
+        n_reps, n = state.cum.shape
+        _check_loss(loss, (n_reps, n))
+        if state.t >= horizon:
+            raise ValueError(f"small_loss_experts was built for horizon={horizon} rounds (its privacy cost "
+                             "counts the phases that many rounds allow)")
+        k, n_phases, b1, b2, eta, tau = scales(n)
+        cum = state.cum + loss
+        rows = np.arange(n_reps)
+        ph = state.phase
+        nu = _laplace(_uniform(state.key, state.t, np.zeros((1, 1)))[:, 0], b2[ph]) if noise else 0.0
+        above = (ph <= n_phases) & (cum[rows, state.cur] + nu >= tau[ph] + state.rho)
+        cur, phase, switches, rho = state.cur, ph, state.switches, state.rho
+        if np.any(above):  # draws 1 (new rho) and 2.. (Gumbels), made only where they are used
+            sel = np.flatnonzero(above)
+            u = _uniform(state.key[sel], state.t, 1 + np.arange(n + 1)[None, :])
+            c = cum[sel]
+            if noise:
+                score = -eta[ph[sel]][:, None] * c - np.log(-np.log(u[:, 1:]))
+            else:
+                score = np.where(c <= c.min(axis=1, keepdims=True), u[:, 1:], -1.0)
+            cur, phase, switches, rho = cur.copy(), phase.copy(), switches.copy(), rho.copy()
+            cur[sel] = np.argmax(score, axis=1)
+            done = switches[sel] + 1 >= k
+            switches[sel] = np.where(done, 0, switches[sel] + 1)
+            phase[sel] = ph[sel] + done
+            if noise:
+                rho[sel] = _laplace(u[:, 0], b1[phase[sel]])
+        return SmallLossState(state.t + 1, state.key, cur, phase, switches, rho, cum)
+
+    return PrivateLearner("small_loss_experts", init, act, update, privacy, params)
+
+
+@register_jitable
+def _small_loss_hit(data, t, i):
+    b = data[1]  # (best, best_loss)
+    return (i == b[0]) * (t < b[1]) * 1.0
+
+
+@register_jitable
+def _small_loss_loss(data, key, t, i):
+    return (uniform(key, np.uint64(i)) < data[0][i]) * 1.0 + _small_loss_hit(data, t, i)
+
+
+@register_jitable
+def _small_loss_mean(data, t, i):
+    return data[0][i] * 1.0 + _small_loss_hit(data, t, i)
+
+
+def small_loss_instance(n_experts: int = 8, p: float = 0.5, *, best_loss: int = 0, best: int = 0) -> Instance:
+    r"""Expert ``best`` loses in each of its first ``best_loss`` rounds, never after; the others lose ``Bernoulli(p)``.
+
+    On horizons :math:`T > L^\star/p` (``L^\star = best_loss``) the best
+    expert is ``best`` with total loss :math:`L^\star`, but in the first
+    :math:`L^\star/p` rounds it is the worst: a learner that drops it for
+    good (the realizable learner, once :math:`L^\star` exceeds its
+    threshold) ends on a Bernoulli(p) expert and has linear regret.
+    ``best_loss = 0`` is :func:`~expertlab.experts.realizable`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> inst = small_loss_instance(3, 0.0, best_loss=2)
+    >>> key = np.zeros((1, 1), dtype=np.uint64)
+    >>> [inst.loss(inst.data, key, t, np.arange(3)[None, :])[0].tolist() for t in range(3)]
+    [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    n = check_int(n_experts, "n_experts", minimum=2)
+    p = check_float(p, "p", minimum=0.0, maximum=1.0)
+    best_loss = check_int(best_loss, "best_loss", minimum=0)
+    best = check_int(best, "best", minimum=0, maximum=n - 1)
+    probs = np.full(n, p)
+    probs[best] = 0.0
+    return Instance(name="small_loss", n_experts=n, loss=_small_loss_loss,
+                    data=(probs, np.array([best, best_loss], dtype=np.int64)), mean=_small_loss_mean,
+                    params={"n_experts": n, "p": p, "best_loss": best_loss, "best": best})
