@@ -4,24 +4,29 @@ Every learner of :data:`LEARNERS` is a :class:`expertlab.sim.Learner` built
 by a factory named after the algorithm, and :data:`instances.INSTANCES` maps
 names to loss sequences.  The research algorithms that need their own
 drivers (groupwise regret, LOMAR, the private learners, the mentor-query
-learner) return frozen results; the memory-bounded learner is a
-:class:`~expertlab.sim.Learner` kept out of :data:`LEARNERS` (see its Notes).
+learner, search-and-stop on DAGs) return frozen results; the memory-bounded
+learners are :class:`~expertlab.sim.Learner` records kept out of
+:data:`LEARNERS` (see their Notes).
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, _claims_memory, _claims_mentor, _claims_private, instances  # noqa: F401  (the _claims register claims)
+from . import (_claims, _claims_dag, _claims_memory, _claims_mentor, _claims_private,  # noqa: F401  (register claims)
+               instances)
 from ._adahedge import AdaHedgeState, adahedge
 from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa
+from ._dag_instances import random_dag, random_out_forest, random_series_parallel
+from ._dag_learner import DAG_POLICIES, DAGSearchResult, dag_search
+from ._dag_search import SearchDAG, SearchPlan, brute_force_search, greedy_search, plan_value, search_dag
 from ._fixed_share import FixedShareState, fixed_share
 from ._ftl import FTLState, FTPLState, ftl, ftpl
 from ._groupwise import GROUP_NAMES, GroupInstance, GroupwiseResult, groupwise, intersecting_groups, linear_grid
 from ._hedge import HedgeState, hedge
 from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
                      random_bipartite)
+from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
 from ._memory_adaptive import (AdaptiveAdversary, AdaptiveMemoryLearner, AdaptiveRunResult, MemoryAdaptiveState,
                                memory_adaptive, recent_plays_attack, run_adaptive)
-from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
 from ._mentor import MentorResult, ask_mentor
 from ._mentor_instances import INPUT_KINDS as MENTOR_INPUT_KINDS
 from ._mentor_instances import MentorInstance, threshold_mentor
@@ -120,4 +125,17 @@ __all__ = [
     "MentorResult",
     "ask_mentor",
     "threshold_mentor",
+    # search-and-stop on DAGs
+    "DAG_POLICIES",
+    "DAGSearchResult",
+    "SearchDAG",
+    "SearchPlan",
+    "brute_force_search",
+    "dag_search",
+    "greedy_search",
+    "plan_value",
+    "random_dag",
+    "random_out_forest",
+    "random_series_parallel",
+    "search_dag",
 ]
