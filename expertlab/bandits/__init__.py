@@ -4,18 +4,25 @@ Regret learners declare ``feedback == "bandit"``: each round every replication
 pulls one arm and sees only that arm's outcome (contract:
 :mod:`expertlab.sim._bandit_run`).  :data:`LEARNERS` maps registered names to
 factories and :data:`instances.INSTANCES` does the same for arm sets.  The
-pure-exploration procedures (active ranking of experts, LinFACT) and
-PASCombUCB have their own batched drivers and return frozen results.
+pure-exploration procedures (active ranking of experts, LinFACT),
+PASCombUCB and the contextual learners with expert advice whose accuracy
+varies by region (expertise trees over in-house Hoeffding regression trees,
+with kNN, Exp4 and global Thompson baselines) have their own batched drivers
+and return frozen results.
 """
 
 from ..sim._rates import document_claims as _document_claims
-from . import _claims, _claims_exploration, _claims_safe, instances  # noqa: F401  (the _claims register claims)
+from . import _claims, _claims_exploration, _claims_safe, _claims_trees, instances  # noqa: F401  (register claims)
 from ._active_ranking import (ActiveRankingResult, active_ranking, best_expert, compare_experts, comparison_budget,
                               dense_gap_means, one_task_gap_means)
 from ._elimination import EliminationState, successive_elimination
 from ._etc import etc_expected_regret, explore_then_commit
 from ._exp3 import Exp3State, exp3, exp3_ix
 from ._exp4 import AdviceInstance, Exp4Result, contextual_policies, exp4
+from ._expertise_trees import (ExpertAdviceResult, PartitionedExpertise, exp4_experts, expertise_trees,
+                               global_thompson, knn_experts, partitioned_expertise)
+from ._hoeffding_tree import (HoeffdingTreeConfig, HoeffdingTreeState, hoeffding_tree_config, hoeffding_tree_init,
+                              hoeffding_tree_leaves, hoeffding_tree_update)
 from ._kl_ucb import kl_ucb, kl_ucb_index
 from ._linfact import (LinFACTResult, eps_good_set, linfact, two_level_linear_arms, unstructured_all_eps_good,
                        xy_optimal_design)
@@ -62,6 +69,20 @@ __all__ = [
     "Exp4Result",
     "AdviceInstance",
     "contextual_policies",
+    # expertise trees
+    "ExpertAdviceResult",
+    "PartitionedExpertise",
+    "partitioned_expertise",
+    "expertise_trees",
+    "global_thompson",
+    "knn_experts",
+    "exp4_experts",
+    "HoeffdingTreeConfig",
+    "HoeffdingTreeState",
+    "hoeffding_tree_config",
+    "hoeffding_tree_init",
+    "hoeffding_tree_leaves",
+    "hoeffding_tree_update",
     "tsallis_inf",
     "tsallis_weights",
     "explore_then_commit",
