@@ -93,10 +93,13 @@ def partitioned_expertise(n_features: int = 2, n_arms: int = 4, n_experts: int =
 
     Parameters
     ----------
-    n_features, n_split_features : int
-        Dimension ``p`` of the contexts; the first ``n_split_features`` coordinates are cut into
-        ``cells_per_axis`` equal intervals each, the others are irrelevant.
-    cells_per_axis, n_arms, n_experts : int
+    n_features : int
+        Dimension ``p`` of the contexts.
+    n_arms, n_experts : int
+    cells_per_axis : int
+        Equal intervals each split coordinate is cut into.
+    n_split_features : int
+        The first ``n_split_features`` coordinates define the cells; the others are irrelevant.
     gap : float
         :math:`\Delta \in (0, \tfrac12]`.
     seed : int
@@ -314,11 +317,13 @@ def knn_experts(instance: PartitionedExpertise, horizon: int, *, k: int = 10, me
 
     Parameters
     ----------
+    instance, horizon
+        As in :func:`expertise_trees`.
     k : int
         Neighbours per estimate.
     memory : int
         Each expert keeps its last ``memory`` (context, reward) pairs (a ring buffer; ``memory >= k``).
-    instance, horizon, n_reps, seed, rep_offset, checkpoints
+    n_reps, seed, rep_offset, checkpoints
         As in :func:`expertise_trees`; returns an :class:`ExpertAdviceResult`.
 
     Notes

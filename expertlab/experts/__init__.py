@@ -28,7 +28,7 @@ from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
 from ._memory_adaptive import (AdaptiveAdversary, AdaptiveMemoryLearner, AdaptiveRunResult, MemoryAdaptiveState,
                                memory_adaptive, recent_plays_attack, run_adaptive)
 from ._mentor import MentorResult, ask_mentor
-from ._mentor_instances import INPUT_KINDS as MENTOR_INPUT_KINDS
+from ._mentor_instances import INPUT_KINDS as _MENTOR_INPUT_KINDS
 from ._mentor_instances import MentorInstance, threshold_mentor
 from ._mlprod import MLProdState, ml_prod
 from ._privacy import AuditResult, PrivacyCost, privacy_audit
@@ -36,6 +36,9 @@ from ._private import (NoisyFTPLState, PrivateLearner, PrivateRunResult, SparseV
                        audit_private, noisy_ftpl, realizable, run_private, sparse_vector_experts, tree_ftrl)
 from ._private_small_loss import SmallLossState, small_loss_experts, small_loss_instance
 from ._squint import SquintState, squint
+
+#: Names of the built-in input sequences of :func:`threshold_mentor`.
+MENTOR_INPUT_KINDS = _MENTOR_INPUT_KINDS
 
 #: Registered learner factories, by name (used by the CLI and sweeps).
 LEARNERS = {

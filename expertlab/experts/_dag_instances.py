@@ -22,7 +22,7 @@ def _law(rng, n, absent):
 
 
 def random_out_forest(n_nodes: int, n_roots: int = 1, absent: float = 0.2, seed=0) -> SearchDAG:
-    """Random out-forest: node ``v >= n_roots`` has one parent drawn uniformly among ``0 .. v - 1``.
+    """Random out-forest: each node ``v >= n_roots`` has one parent drawn uniformly among the nodes before it.
 
     Parameters
     ----------

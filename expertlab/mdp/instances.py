@@ -206,7 +206,6 @@ def random_linear_mixture(n_states: int = 10, n_actions: int = 3, dim: int = 4, 
     return LinearMixtureMDP(feats, theta, r, gamma, reward_range=(0.0, 1.0))
 
 
-#: Registered instance factories, by name.
 def hard_linear_mixture(n_coords: int = 2, horizon: int = 5, *, n_episodes: int | None = None,
                         gap: float | None = None, signs=None):
     r"""The hard episodic linear-mixture MDP of the lower bound of Zhou, Gu & Szepesvári (2021).
@@ -297,6 +296,7 @@ def hard_linear_mixture(n_coords: int = 2, horizon: int = 5, *, n_episodes: int 
 
 
 
+#: Registered instance factories, by name.
 INSTANCES = {
     "gridworld": gridworld,
     "river_swim": river_swim,
