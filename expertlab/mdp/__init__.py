@@ -11,7 +11,14 @@ return results with certificates (Bellman residuals, exact policy values).
 KL and chi-square balls.  The episodic learners (:func:`ucbvi` for tabular
 models, :func:`ucrl_vtr` and :func:`ucrl_vtr_plus` for linear mixtures) are
 records of pure functions driven by :func:`run_episodes`, which advances all
-replications at once and reports exact expected and realised regret.
+replications at once and reports exact expected and realised regret; the
+conservative learners (:func:`stepmix`, :func:`epsmix`, the cumulative rule
+of :func:`conservative_ucbvi`) keep a baseline's value with high probability
+(:func:`run_conservative`).  :func:`mixture_robust_value_iteration` plans
+against a divergence ball on the mixture weight of a linear mixture, and
+:func:`dr_vtr` / :func:`dr_ttr` learn such robust policies from offline data
+with double pessimism.  :func:`run_stream` drives the single-stream
+discounted learners :func:`regularized_optimism` and :func:`uclk`.
 Instances live in :mod:`expertlab.mdp.instances`.
 """
 
@@ -21,18 +28,31 @@ from ._planning import (FiniteHorizonResult, PlanningResult, backward_induction,
                         policy_iteration, value_iteration)
 from ._soft import SoftPlanningResult, soft_value_iteration
 from ._robust import DIVERGENCES, RobustPlanningResult, WorstCaseResult, robust_value_iteration, worst_case
-from . import _claims_learners  # noqa: F401  (registers the episodic learners' claims)
+from . import _claims_conservative, _claims_dr, _claims_learners, _claims_regopt  # noqa: F401  (register claims)
+from ._conservative import (ConservativeBaseline, epsmix_probability, evaluate_stochastic_policy, known_baseline,
+                            learned_baseline, mix_policies, pessimism_bonus, pessimistic_values, stepmix_weight)
+from ._conservative_run import (ConservativeLearner, ConservativeResult, ConservativeState, MixedPlan,
+                                conservative_ucbvi, epsmix, run_conservative, sample_mixed_episodes, stepmix)
+from ._dr_linear_mixture import (MixtureRobustFiniteResult, MixtureRobustResult, mixture_robust_backup,
+                                 mixture_robust_backward_induction, mixture_robust_value_iteration,
+                                 mixture_value_features, robust_suboptimality)
+from ._dr_offline import DROfflineResult, OfflineDataset, dr_ttr, dr_vtr, sample_offline_dataset, simplex_projection
 from ._episodic import (EpisodeResult, EpisodeSpec, EpisodicLearner, evaluate_markov_policy, run_episodes,
                         sample_episodes)
+from ._regularized_optimism import (StreamLearner, StreamResult, confidence_radius, regularized_optimism, run_stream,
+                                    uclk)
 from ._ucbvi import UCBVIState, optimistic_q_values, ucbvi, ucbvi_bonus
 from ._ucrl_vtr import EpisodicLinearMixture, VTRState, sherman_morrison, ucrl_vtr, ucrl_vtr_plus
+from .instances import conservative_garnet
 from ..sim._rates import document_claims as _document_claims
 
-_document_claims(value_iteration, "value_iteration")
-_document_claims(robust_value_iteration, "robust_value_iteration")
-_document_claims(ucbvi, "ucbvi")
-_document_claims(ucrl_vtr, "ucrl_vtr")
-_document_claims(ucrl_vtr_plus, "ucrl_vtr_plus")
+for _factory, _name in ((value_iteration, "value_iteration"), (robust_value_iteration, "robust_value_iteration"),
+                        (ucbvi, "ucbvi"), (ucrl_vtr, "ucrl_vtr"), (ucrl_vtr_plus, "ucrl_vtr_plus"),
+                        (stepmix, "stepmix"), (epsmix, "epsmix"), (conservative_ucbvi, "conservative_ucbvi"),
+                        (mixture_robust_value_iteration, "mixture_robust_value_iteration"), (dr_vtr, "dr_vtr"),
+                        (dr_ttr, "dr_ttr"), (regularized_optimism, "regularized_optimism"), (uclk, "uclk")):
+    _document_claims(_factory, _name)
+del _factory, _name
 
 __all__ = [
     "EpisodeSpec", "EpisodicLearner", "EpisodeResult", "run_episodes", "sample_episodes", "evaluate_markov_policy",
@@ -57,4 +77,15 @@ __all__ = [
     "worst_case",
     "robust_value_iteration",
     "instances",
+    # conservative exploration
+    "ConservativeBaseline", "conservative_garnet", "epsmix_probability", "evaluate_stochastic_policy",
+    "known_baseline", "learned_baseline", "mix_policies", "pessimism_bonus", "pessimistic_values",
+    "stepmix_weight", "ConservativeLearner", "ConservativeResult", "ConservativeState", "MixedPlan",
+    "conservative_ucbvi", "epsmix", "run_conservative", "sample_mixed_episodes", "stepmix",
+    # distributionally robust linear mixtures
+    "MixtureRobustResult", "MixtureRobustFiniteResult", "mixture_value_features", "mixture_robust_backup",
+    "mixture_robust_value_iteration", "mixture_robust_backward_induction", "OfflineDataset", "DROfflineResult",
+    "sample_offline_dataset", "simplex_projection", "dr_vtr", "dr_ttr", "robust_suboptimality",
+    # single-stream discounted learners
+    "StreamLearner", "StreamResult", "confidence_radius", "regularized_optimism", "run_stream", "uclk",
 ]

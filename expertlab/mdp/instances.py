@@ -12,9 +12,13 @@ import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key, uniform
 from .._validation import check_float, check_int
+from ._conservative import known_baseline as _known_baseline
+from ._models import FiniteHorizonMDP as _FiniteHorizonMDP
 from ._models import LinearMixtureMDP, TabularMDP
+from ._planning import backward_induction as _backward_induction
 
-__all__ = ["gridworld", "river_swim", "garnet", "forest", "random_linear_mixture", "hard_linear_mixture", "INSTANCES"]
+__all__ = ["gridworld", "river_swim", "garnet", "forest", "random_linear_mixture", "hard_linear_mixture",
+           "conservative_garnet", "INSTANCES"]
 
 _KERNEL_SALT = np.uint64(0x6A09E667F3BCC909)
 _REWARD_SALT = np.uint64(0xBB67AE8584CAA73B)
@@ -305,3 +309,43 @@ INSTANCES = {
     "random_linear_mixture": random_linear_mixture,
     "hard_linear_mixture": hard_linear_mixture,
 }
+
+
+def conservative_garnet(n_states: int = 3, n_actions: int = 2, branching: int = 3, horizon: int = 3, *,
+                        seed=0, initial_state: int = 0):
+    r"""A Garnet MDP repeated over ``horizon`` stages with a safe but suboptimal known baseline.
+
+    Parameters
+    ----------
+    n_states, n_actions, branching : int
+        Garnet sizes (:func:`garnet`).
+    horizon : int
+    seed : int
+        Seed of the Garnet draw.
+    initial_state : int
+
+    Returns
+    -------
+    mdp : FiniteHorizonMDP
+    baseline : expertlab.mdp.ConservativeBaseline
+        The policy that plays the *worst* action (smallest :math:`Q^\star_h`)
+        at the first stage and the optimal one afterwards: its value
+        :math:`V^\star_1(s_1) - \max_a Q^\star_1 + \min_a Q^\star_1` is below
+        the optimum, and every stage after the first is played well, so the
+        baseline is a reasonable fallback.
+
+    Examples
+    --------
+    >>> m, b = conservative_garnet(seed=3)
+    >>> from expertlab.mdp import backward_induction
+    >>> float(backward_induction(m).values[0, 0]) > b.value > 0
+    True
+    """
+    h_ = check_int(horizon, "horizon")
+    g = garnet(n_states, n_actions, branching, seed=seed)
+    mdp = _FiniteHorizonMDP.stationary(g.transitions, g.rewards, h_)
+    q = np.asarray(_backward_induction(mdp).q_values)  # (H, S, A)
+    pol = q.argmax(axis=-1)
+    pol[0] = q[0].argmin(axis=-1)
+    return mdp, _known_baseline(mdp, pol.astype(np.int64), initial_state)
+
