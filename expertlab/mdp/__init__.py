@@ -18,8 +18,9 @@ of :func:`conservative_ucbvi`) keep a baseline's value with high probability
 against a divergence ball on the mixture weight of a linear mixture, and
 :func:`dr_vtr` / :func:`dr_ttr` learn such robust policies from offline data
 with double pessimism.  :func:`run_stream` drives the single-stream
-discounted learners :func:`regularized_optimism` and :func:`uclk`.
-Instances live in :mod:`expertlab.mdp.instances`.
+discounted learners :func:`regularized_optimism` and :func:`uclk`;
+:func:`safe_ucrl_vtr` keeps to backward safe action sets under an
+instantaneous hard constraint (:func:`run_safe_episodes`).  Instances live in :mod:`expertlab.mdp.instances`.
 """
 
 from . import _claims, instances  # noqa: F401  (_claims registers the rate claims)
@@ -28,7 +29,8 @@ from ._planning import (FiniteHorizonResult, PlanningResult, backward_induction,
                         policy_iteration, value_iteration)
 from ._soft import SoftPlanningResult, soft_value_iteration
 from ._robust import DIVERGENCES, RobustPlanningResult, WorstCaseResult, robust_value_iteration, worst_case
-from . import _claims_conservative, _claims_dr, _claims_learners, _claims_regopt  # noqa: F401  (register claims)
+from . import (_claims_conservative, _claims_dr, _claims_learners, _claims_regopt,  # noqa: F401  (register claims)
+               _claims_safe)
 from ._conservative import (ConservativeBaseline, epsmix_probability, evaluate_stochastic_policy, known_baseline,
                             learned_baseline, mix_policies, pessimism_bonus, pessimistic_values, stepmix_weight)
 from ._conservative_run import (ConservativeLearner, ConservativeResult, ConservativeState, MixedPlan,
@@ -43,6 +45,8 @@ from ._regularized_optimism import (StreamLearner, StreamResult, confidence_radi
                                     uclk)
 from ._ucbvi import UCBVIState, optimistic_q_values, ucbvi, ucbvi_bonus
 from ._ucrl_vtr import EpisodicLinearMixture, VTRState, sherman_morrison, ucrl_vtr, ucrl_vtr_plus
+from ._safe_linear_mixture import (SafeEpisodeResult, SafeLinearMixture, run_safe_episodes, safe_action_sets,
+                                   safe_trap_mixture, safe_ucrl_vtr)
 from .instances import conservative_garnet
 from ..sim._rates import document_claims as _document_claims
 
@@ -50,7 +54,8 @@ for _factory, _name in ((value_iteration, "value_iteration"), (robust_value_iter
                         (ucbvi, "ucbvi"), (ucrl_vtr, "ucrl_vtr"), (ucrl_vtr_plus, "ucrl_vtr_plus"),
                         (stepmix, "stepmix"), (epsmix, "epsmix"), (conservative_ucbvi, "conservative_ucbvi"),
                         (mixture_robust_value_iteration, "mixture_robust_value_iteration"), (dr_vtr, "dr_vtr"),
-                        (dr_ttr, "dr_ttr"), (regularized_optimism, "regularized_optimism"), (uclk, "uclk")):
+                        (dr_ttr, "dr_ttr"), (regularized_optimism, "regularized_optimism"), (uclk, "uclk"),
+                        (safe_ucrl_vtr, "safe_ucrl_vtr")):
     _document_claims(_factory, _name)
 del _factory, _name
 
@@ -88,4 +93,7 @@ __all__ = [
     "sample_offline_dataset", "simplex_projection", "dr_vtr", "dr_ttr", "robust_suboptimality",
     # single-stream discounted learners
     "StreamLearner", "StreamResult", "confidence_radius", "regularized_optimism", "run_stream", "uclk",
+    # safe RL under instantaneous hard constraints
+    "SafeLinearMixture", "SafeEpisodeResult", "safe_action_sets", "safe_trap_mixture", "safe_ucrl_vtr",
+    "run_safe_episodes",
 ]

@@ -17,7 +17,7 @@ slow rates at the sizes the source uses: on its protocol (d = 8, n from 1e3 to
 1e5, 40 replications) the fitted slopes are -0.39 [-0.44, -0.34] for exp(tau),
 -0.46 for beta, -0.51 for eta and -0.49 for nu, against the reported -0.23 and
 -0.37.  With nu* = 0.001 the two experts' means differ by about
-n^(-1/8) |x1| sech^2(x1), many noise standard deviations (0.03) at n <= 1e5,
+n^(-1/8) abs(x1) sech^2(x1), many noise standard deviations (0.03) at n <= 1e5,
 so the fit still behaves as in the distinguishable case there.
 """
 
