@@ -82,12 +82,14 @@ def fit_softmax_moe(X, y, n_experts, *, init="random", frozen=None, max_iter=200
         start there; their last gate is moved to the gauge (subtracted from every gate).
     frozen : array of bool, shape (n_experts,), optional
         Experts whose :math:`(a_k, b_k, \sigma_k)` are never updated (the gate still is).
-    max_iter, tol, seed, batched
+    max_iter, tol
         As in :func:`fit_contaminated_moe`.
     gate_steps : int
         Damped Newton steps on the gate per M-step.
     min_var : float
         Positive floor of the expert variances.
+    seed, batched
+        As in :func:`fit_contaminated_moe`.
 
     Returns
     -------

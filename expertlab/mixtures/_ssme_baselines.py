@@ -127,12 +127,14 @@ def pseudo_labels(probs, labels, *, metrics=METRICS, l2=1.0, n_steps=25, n_bins=
 
     Parameters
     ----------
-    probs, labels, metrics, n_bins
+    probs, labels, metrics
         As in :func:`labeled_only`.
     l2 : float
         Ridge penalty of the coefficients (not the intercept).
     n_steps : int
         Newton steps.
+    n_bins
+        As in :func:`labeled_only`.
 
     Returns
     -------
@@ -282,11 +284,13 @@ def majority_vote(probs, labels, *, weighted=False, metrics=METRICS, n_bins=10):
 
     Parameters
     ----------
-    probs, labels, metrics, n_bins
+    probs, labels
         As in :func:`labeled_only`.
     weighted : bool
         Weight each classifier's vote by its accuracy on the labelled points
         (all weights 1 in a replication without labelled points).
+    metrics, n_bins
+        As in :func:`labeled_only`.
 
     Returns
     -------
