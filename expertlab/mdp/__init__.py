@@ -31,10 +31,11 @@ from ._soft import SoftPlanningResult, soft_value_iteration
 from ._robust import DIVERGENCES, RobustPlanningResult, WorstCaseResult, robust_value_iteration, worst_case
 from . import (_claims_conservative, _claims_dr, _claims_learners, _claims_regopt,  # noqa: F401  (register claims)
                _claims_safe)
-from ._conservative import (ConservativeBaseline, epsmix_probability, evaluate_stochastic_policy, known_baseline,
-                            learned_baseline, mix_policies, pessimism_bonus, pessimistic_values, stepmix_weight)
-from ._conservative_run import (ConservativeLearner, ConservativeResult, ConservativeState, MixedPlan,
-                                conservative_ucbvi, epsmix, run_conservative, sample_mixed_episodes, stepmix)
+from ._conservative import evaluate_stochastic_policy, pessimism_bonus, pessimistic_values
+from ._conservative_policies import (ConservativeBaseline, epsmix_probability, known_baseline, learned_baseline,
+                                     mix_policies, stepmix_weight)
+from ._conservative_run import ConservativeResult, run_conservative, sample_mixed_episodes
+from ._conservative_ucbvi import ConservativeLearner, ConservativeState, MixedPlan, conservative_ucbvi, epsmix, stepmix
 from ._dr_linear_mixture import (MixtureRobustFiniteResult, MixtureRobustResult, mixture_robust_backup,
                                  mixture_robust_backward_induction, mixture_robust_value_iteration,
                                  mixture_value_features, robust_suboptimality)

@@ -82,6 +82,18 @@ class EpisodicLearner:
     update: Callable
 
 
+def _rep_mean(field: str, kind: str) -> property:
+    """Read-only property of a result: the ``(n_checkpoints, n_reps)`` array ``field`` averaged over replications.
+
+    Shared by the result records of the episodic drivers (:class:`EpisodeResult`, ``ConservativeResult``).
+    """
+
+    def mean(self) -> np.ndarray:
+        return getattr(self, field).mean(axis=1)
+
+    return property(mean, doc=f"Mean {kind} regret over the replications, shape ``(n_checkpoints,)``.")
+
+
 @dataclasses.dataclass(frozen=True)
 class EpisodeResult:
     r"""Regret of a batch of replications on a checkpoint grid of episodes.
@@ -120,15 +132,8 @@ class EpisodeResult:
     wall_time: float
     rep_offset: int = 0
 
-    @property
-    def mean_regret(self) -> np.ndarray:
-        """Mean expected regret over the replications, shape ``(n_checkpoints,)``."""
-        return self.regret.mean(axis=1)
-
-    @property
-    def mean_realised_regret(self) -> np.ndarray:
-        """Mean realised regret over the replications, shape ``(n_checkpoints,)``."""
-        return self.realised_regret.mean(axis=1)
+    mean_regret = _rep_mean("regret", "expected")
+    mean_realised_regret = _rep_mean("realised_regret", "realised")
 
 
 def _check_single(mdp) -> FiniteHorizonMDP:

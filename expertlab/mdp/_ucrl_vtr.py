@@ -192,6 +192,12 @@ def _check_features(features):
     return features
 
 
+def _check_args(features, delta, lam, beta_scale):
+    """The checked ``(features, delta, lam, beta_scale)`` of :func:`ucrl_vtr` and :func:`ucrl_vtr_plus`."""
+    return (_check_features(features), check_open_unit(delta, "delta"), check_float(lam, "lam", positive=True),
+            check_float(beta_scale, "beta_scale", positive=True))
+
+
 def ucrl_vtr(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -> EpisodicLearner:
     r"""UCRL-VTR: optimism from value-targeted ridge regression (episodic, stage-free :math:`\theta`).
 
@@ -254,10 +260,7 @@ def ucrl_vtr(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale: floa
     >>> bool((res.regret >= 0).all())
     True
     """
-    features = _check_features(features)
-    delta = check_open_unit(delta, "delta")
-    lam = check_float(lam, "lam", positive=True)
-    beta_scale = check_float(beta_scale, "beta_scale", positive=True)
+    features, delta, lam, beta_scale = _check_args(features, delta, lam, beta_scale)
     init0 = _init_factory(lam, plus=False)
 
     def beta_of(state):
@@ -352,10 +355,7 @@ def ucrl_vtr_plus(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale:
     >>> bool((res.regret >= 0).all())
     True
     """
-    features = _check_features(features)
-    delta = check_open_unit(delta, "delta")
-    lam = check_float(lam, "lam", positive=True)
-    beta_scale = check_float(beta_scale, "beta_scale", positive=True)
+    features, delta, lam, beta_scale = _check_args(features, delta, lam, beta_scale)
     init0 = _init_factory(lam, plus=True)
 
     def radii(state):

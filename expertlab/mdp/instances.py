@@ -12,7 +12,7 @@ import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key, uniform
 from .._validation import check_float, check_int
-from ._conservative import known_baseline as _known_baseline
+from ._conservative_policies import known_baseline as _known_baseline
 from ._models import FiniteHorizonMDP as _FiniteHorizonMDP
 from ._models import LinearMixtureMDP, TabularMDP
 from ._planning import backward_induction as _backward_induction

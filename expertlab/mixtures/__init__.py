@@ -39,9 +39,10 @@ from ._polynomial_experts import (PolyMoEParams, PolyParameterCount, fit_polynom
                                   parameter_count, poly_moe_log_density, polynomial_features)
 from ._shapley import ShapleyResult, shapley_exact, shapley_mc, table_game
 from ._softmax_moe import SoftmaxContaminatedMoE, SoftmaxGatedMoE, fit_softmax_moe
-from ._ssme import SSME, SSMEParams, SSMEResult, alr, alr_inverse, fit_ssme
-from ._ssme_baselines import (DawidSkeneResult, PPIResult, dawid_skene, labeled_only, majority_vote, ppi_accuracy,
-                              pseudo_labels)
+from ._ssme import SSME, fit_ssme
+from ._ssme_baselines import labeled_only, majority_vote, pseudo_labels
+from ._ssme_inference import DawidSkeneResult, PPIResult, dawid_skene, ppi_accuracy
+from ._ssme_model import SSMEParams, SSMEResult, alr, alr_inverse
 from ._ssme_estimate import MetricEstimate, draw_labels, estimate_metrics
 from ._ssme_metrics import (accuracy, average_precision, expected_calibration_error, roc_auc,
                             top_label_calibration_error)

@@ -130,7 +130,10 @@ def _one_vs_rest(fn, labels, probs, w):
     return vals[0] if K == 2 else np.mean(vals, axis=0)
 
 
-def _calibration(labels, probs, w, n_bins, top_label):
+def _calibration(labels, probs, sample_weight, n_bins, top_label):
+    """Checked inputs binned by confidence (and by predicted class if ``top_label``): the weighted calibration gap."""
+    n_bins = check_int(n_bins, "n_bins", minimum=1)
+    labels, probs, w, _ = _check(labels, probs, sample_weight)
     conf = np.max(probs, axis=-1)
     pred = np.argmax(probs, axis=-1)
     bins = np.clip(np.ceil(conf * n_bins).astype(np.int64) - 1, 0, n_bins - 1)   # (i/B, (i+1)/B]
@@ -239,10 +242,12 @@ def expected_calibration_error(labels, probs, *, sample_weight=None, n_bins=10):
     labels, probs, sample_weight
         As in :func:`accuracy`.
     n_bins : int
+        Number :math:`B` of equal-width bins of the confidence in :math:`(0, 1]`.
 
     Returns
     -------
     ndarray
+        Shape: the broadcast leading shape.
 
     Notes
     -----
@@ -260,9 +265,7 @@ def expected_calibration_error(labels, probs, *, sample_weight=None, n_bins=10):
     >>> round(float(expected_calibration_error(np.array([0, 1]), p)), 6)
     0.375
     """
-    n_bins = check_int(n_bins, "n_bins", minimum=1)
-    labels, probs, w, _ = _check(labels, probs, sample_weight)
-    return _calibration(labels, probs, w, n_bins, top_label=False)
+    return _calibration(labels, probs, sample_weight, n_bins, top_label=False)
 
 
 def top_label_calibration_error(labels, probs, *, sample_weight=None, n_bins=10):
@@ -273,10 +276,12 @@ def top_label_calibration_error(labels, probs, *, sample_weight=None, n_bins=10)
     labels, probs, sample_weight
         As in :func:`accuracy`.
     n_bins : int
+        Confidence bins within each predicted class (``n_classes * n_bins`` bins in all).
 
     Returns
     -------
     ndarray
+        Shape: the broadcast leading shape.
 
     Notes
     -----
@@ -292,9 +297,7 @@ def top_label_calibration_error(labels, probs, *, sample_weight=None, n_bins=10)
     >>> round(float(top_label_calibration_error(np.array([0, 1]), p)), 6)
     0.15
     """
-    n_bins = check_int(n_bins, "n_bins", minimum=1)
-    labels, probs, w, _ = _check(labels, probs, sample_weight)
-    return _calibration(labels, probs, w, n_bins, top_label=True)
+    return _calibration(labels, probs, sample_weight, n_bins, top_label=True)
 
 
 _FUNCS = {"accuracy": accuracy, "auc": roc_auc, "auprc": average_precision, "ece": expected_calibration_error,
