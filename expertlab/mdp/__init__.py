@@ -20,7 +20,9 @@ against a divergence ball on the mixture weight of a linear mixture, and
 with double pessimism.  :func:`run_stream` drives the single-stream
 discounted learners :func:`regularized_optimism` and :func:`uclk`;
 :func:`safe_ucrl_vtr` keeps to backward safe action sets under an
-instantaneous hard constraint (:func:`run_safe_episodes`).  Instances live in :mod:`expertlab.mdp.instances`.
+instantaneous hard constraint (:func:`run_safe_episodes`).  :func:`reward_free_ttr` explores without rewards
+and :func:`plan_for_rewards` then plans for any reward with total at most 1 (:func:`run_reward_free`).
+Instances live in :mod:`expertlab.mdp.instances`.
 """
 
 from . import _claims, instances  # noqa: F401  (_claims registers the rate claims)
@@ -42,6 +44,9 @@ from ._dr_linear_mixture import (MixtureRobustFiniteResult, MixtureRobustResult,
 from ._dr_offline import DROfflineResult, OfflineDataset, dr_ttr, dr_vtr, sample_offline_dataset, simplex_projection
 from ._episodic import (EpisodeResult, EpisodeSpec, EpisodicLearner, evaluate_markov_policy, run_episodes,
                         sample_episodes)
+from . import _claims_reward_free  # noqa: F401  (registers the reward-free exploration claims)
+from ._reward_free import (RewardFreeEstimate, RewardFreeExplorer, RewardFreeResult, RewardFreeState,
+                           plan_for_rewards, reward_battery, reward_free_ttr, run_reward_free)
 from ._regularized_optimism import (StreamLearner, StreamResult, confidence_radius, regularized_optimism, run_stream,
                                     uclk)
 from ._ucbvi import UCBVIState, optimistic_q_values, ucbvi, ucbvi_bonus
@@ -56,7 +61,7 @@ for _factory, _name in ((value_iteration, "value_iteration"), (robust_value_iter
                         (stepmix, "stepmix"), (epsmix, "epsmix"), (conservative_ucbvi, "conservative_ucbvi"),
                         (mixture_robust_value_iteration, "mixture_robust_value_iteration"), (dr_vtr, "dr_vtr"),
                         (dr_ttr, "dr_ttr"), (regularized_optimism, "regularized_optimism"), (uclk, "uclk"),
-                        (safe_ucrl_vtr, "safe_ucrl_vtr")):
+                        (reward_free_ttr, "reward_free_ttr"), (safe_ucrl_vtr, "safe_ucrl_vtr")):
     _document_claims(_factory, _name)
 del _factory, _name
 
@@ -92,6 +97,9 @@ __all__ = [
     "MixtureRobustResult", "MixtureRobustFiniteResult", "mixture_value_features", "mixture_robust_backup",
     "mixture_robust_value_iteration", "mixture_robust_backward_induction", "OfflineDataset", "DROfflineResult",
     "sample_offline_dataset", "simplex_projection", "dr_vtr", "dr_ttr", "robust_suboptimality",
+    # reward-free exploration
+    "RewardFreeEstimate", "RewardFreeExplorer", "RewardFreeResult", "RewardFreeState", "plan_for_rewards",
+    "reward_battery", "reward_free_ttr", "run_reward_free",
     # single-stream discounted learners
     "StreamLearner", "StreamResult", "confidence_radius", "regularized_optimism", "run_stream", "uclk",
     # safe RL under instantaneous hard constraints
