@@ -33,6 +33,7 @@ from ._soft import SoftPlanningResult, soft_value_iteration
 from ._robust import DIVERGENCES, RobustPlanningResult, WorstCaseResult, robust_value_iteration, worst_case
 from . import (_claims_conservative, _claims_dr, _claims_learners, _claims_regopt,  # noqa: F401  (register claims)
                _claims_safe)
+from . import _claims_safe_cost  # noqa: F401  (registers the learned-cost safety claims)
 from ._conservative import evaluate_stochastic_policy, pessimism_bonus, pessimistic_values
 from ._conservative_policies import (ConservativeBaseline, epsmix_probability, known_baseline, learned_baseline,
                                      mix_policies, stepmix_weight)
@@ -53,6 +54,9 @@ from ._ucbvi import UCBVIState, optimistic_q_values, ucbvi, ucbvi_bonus
 from ._ucrl_vtr import EpisodicLinearMixture, VTRState, sherman_morrison, ucrl_vtr, ucrl_vtr_plus
 from ._safe_linear_mixture import (SafeEpisodeResult, SafeLinearMixture, run_safe_episodes, safe_action_sets,
                                    safe_trap_mixture, safe_ucrl_vtr)
+from ._safe_learned_cost import (LearnedCostSafeMixture, certified_action_sets, cost_radius, pessimistic_costs,
+                                 safe_cost_ladder)
+from ._safe_learned_cost_run import SafeCostState, run_learned_cost_episodes, safe_learned_cost_vtr
 from .instances import conservative_garnet
 from ..sim._rates import document_claims as _document_claims
 
@@ -61,7 +65,8 @@ for _factory, _name in ((value_iteration, "value_iteration"), (robust_value_iter
                         (stepmix, "stepmix"), (epsmix, "epsmix"), (conservative_ucbvi, "conservative_ucbvi"),
                         (mixture_robust_value_iteration, "mixture_robust_value_iteration"), (dr_vtr, "dr_vtr"),
                         (dr_ttr, "dr_ttr"), (regularized_optimism, "regularized_optimism"), (uclk, "uclk"),
-                        (reward_free_ttr, "reward_free_ttr"), (safe_ucrl_vtr, "safe_ucrl_vtr")):
+                        (reward_free_ttr, "reward_free_ttr"), (safe_ucrl_vtr, "safe_ucrl_vtr"),
+                        (safe_learned_cost_vtr, "safe_learned_cost_vtr")):
     _document_claims(_factory, _name)
 del _factory, _name
 
@@ -105,4 +110,7 @@ __all__ = [
     # safe RL under instantaneous hard constraints
     "SafeLinearMixture", "SafeEpisodeResult", "safe_action_sets", "safe_trap_mixture", "safe_ucrl_vtr",
     "run_safe_episodes",
+    # safe RL with a learned cost
+    "LearnedCostSafeMixture", "SafeCostState", "certified_action_sets", "cost_radius", "pessimistic_costs",
+    "safe_cost_ladder", "safe_learned_cost_vtr", "run_learned_cost_episodes",
 ]

@@ -1,0 +1,349 @@
+r"""Safe linear mixtures whose cost is linear in an unknown parameter: model, ladder instance, certification.
+
+A :class:`LearnedCostSafeMixture` is an episodic linear mixture whose cost
+:math:`c(s, a) = \langle \psi(s, a), \mu^\star \rangle` has known features
+:math:`\psi` and an unknown parameter :math:`\mu^\star`; the learner sees the
+cost of every step it plays with Gaussian noise of known scale.
+:func:`pessimistic_costs` turns a ridge estimate into upper confidence costs,
+:func:`certified_action_sets` builds the backward action sets from the
+certified actions, and :func:`safe_cost_ladder` is an instance on which the
+safety gap :math:`\Delta_c` sets how long certification of the best safe action
+takes.  The learner is :func:`~expertlab.mdp.safe_learned_cost_vtr`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._validation import check_float, check_int, check_open_unit
+from ._safe_linear_mixture import SafeLinearMixture
+from ._ucrl_vtr import EpisodicLinearMixture
+
+__all__ = ["LearnedCostSafeMixture", "safe_cost_ladder", "pessimistic_costs", "certified_action_sets",
+           "cost_radius"]
+
+
+def _check_cost_features(cost_features, n_states: int, n_actions: int) -> np.ndarray:
+    psi = np.asarray(cost_features, dtype=np.float64)
+    if psi.ndim != 3 or psi.shape[:2] != (n_states, n_actions) or psi.shape[2] < 1:
+        raise ValueError(f"cost_features must have shape ({n_states}, {n_actions}, d_c), got {psi.shape}")
+    if not np.all(np.isfinite(psi)):
+        raise ValueError("cost_features must be finite")
+    return psi
+
+
+def _check_safe_states(safe_states, n_states: int) -> np.ndarray:
+    m = np.asarray(safe_states)
+    if m.shape != (n_states,) or m.dtype != np.bool_:
+        raise ValueError(f"safe_states must be a boolean array of shape ({n_states},), got {m.dtype} {m.shape}")
+    return m
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnedCostSafeMixture:
+    r"""An episodic linear mixture with a cost linear in an unknown parameter and a known safe action.
+
+    Parameters
+    ----------
+    mixture : EpisodicLinearMixture
+        Transitions :math:`P_\theta = \sum_i \theta_i \phi_i` (``theta`` unknown to the learner) and rewards.
+    cost_features : ndarray, shape (S, A, d_c)
+        Known :math:`\psi(s, a)`.
+    cost_param : ndarray, shape (d_c,)
+        Unknown :math:`\mu^\star`; the costs :math:`\langle \psi(s, a), \mu^\star \rangle` must lie in [0, 1].
+    threshold : float in (0, 1)
+        :math:`\tau`; a step with :math:`c(s_h, a_h) > \tau` is a violation.
+    safe_action : int
+        :math:`a_0`, known to satisfy :math:`c(s, a_0) \le \tau - \Delta_c` in the safe states.
+    safety_gap : float > 0
+        :math:`\Delta_c`.
+    safe_states : ndarray of bool, shape (S,)
+        The states where :math:`a_0` is known to be safe (told to the learner).
+    noise_scale : float >= 0
+        :math:`\sigma`: an observed cost is :math:`c(s_h, a_h) + \sigma \varepsilon_h`,
+        :math:`\varepsilon_h \sim N(0, 1)`.
+    """
+
+    mixture: EpisodicLinearMixture
+    cost_features: np.ndarray
+    cost_param: np.ndarray
+    threshold: float
+    safe_action: int
+    safety_gap: float
+    safe_states: np.ndarray
+    noise_scale: float
+
+    def __post_init__(self):
+        if not isinstance(self.mixture, EpisodicLinearMixture):
+            raise TypeError(f"mixture must be an EpisodicLinearMixture, got {type(self.mixture).__name__}")
+        s_, a_ = self.mixture.features.shape[1:3]
+        psi = _check_cost_features(self.cost_features, s_, a_)
+        mu = np.asarray(self.cost_param, dtype=np.float64)
+        if mu.shape != (psi.shape[2],) or not np.all(np.isfinite(mu)):
+            raise ValueError(f"cost_param must be a finite array of shape ({psi.shape[2]},), got {mu.shape}")
+        c = psi @ mu
+        if c.min() < 0.0 or c.max() > 1.0:
+            raise ValueError(f"the costs <cost_features, cost_param> must lie in [0, 1], got range "
+                             f"[{c.min():.4g}, {c.max():.4g}]")
+        check_open_unit(self.threshold, "threshold")
+        check_int(self.safe_action, "safe_action", minimum=0, maximum=a_ - 1)
+        check_float(self.safety_gap, "safety_gap", positive=True)
+        safe = _check_safe_states(self.safe_states, s_)
+        check_float(self.noise_scale, "noise_scale", minimum=0.0)
+        if np.any(c[safe, self.safe_action] > self.threshold - self.safety_gap + 1e-12):
+            raise ValueError("the safe action must cost at most threshold - safety_gap in every safe state")
+
+    @property
+    def features(self) -> np.ndarray:
+        """The transition kernels, shape ``(d, S, A, S)``."""
+        return self.mixture.features
+
+    @property
+    def costs(self) -> np.ndarray:
+        r"""The true costs :math:`\langle \psi(s, a), \mu^\star \rangle`, shape ``(S, A)``."""
+        return np.asarray(self.cost_features, dtype=np.float64) @ np.asarray(self.cost_param, dtype=np.float64)
+
+    def to_known_cost(self) -> SafeLinearMixture:
+        """The same problem with the cost revealed (a :class:`SafeLinearMixture`)."""
+        return SafeLinearMixture(self.mixture, self.costs, self.threshold, self.safe_action, self.safety_gap)
+
+
+def safe_cost_ladder(horizon: int = 4, *, safety_gap: float = 0.1, threshold: float = 0.6, p_unsafe: float = 0.5,
+                     rung_rewards=(1.0, 0.8, 0.5, 0.2), noise_scale: float = 0.05) -> LearnedCostSafeMixture:
+    r"""A ladder of four actions whose costs rise linearly past the threshold; :math:`d = 2`, :math:`d_c = 3`.
+
+    Parameters
+    ----------
+    horizon : int >= 2
+    safety_gap : float
+        :math:`\Delta_c \in (0, \min(\tau / 3, 1 - \tau)]`.
+    threshold : float in (0, 1)
+        :math:`\tau`.
+    p_unsafe : float in (0, 1)
+        :math:`\theta = (p, 1 - p)`: the two upper rungs lead to the unsafe state with probability :math:`p`.
+    rung_rewards : sequence of 4 floats in [0, 1]
+        Rewards of the rungs from the top (:math:`t = 1`) down to :math:`a_0` (:math:`t = 0`).
+    noise_scale : float >= 0
+        :math:`\sigma` of the cost observations.
+
+    Returns
+    -------
+    LearnedCostSafeMixture
+
+    Notes
+    -----
+    States: 0 ladder (start), 1 calibration, 2 unsafe (absorbing, every action
+    costs 1).  Action :math:`j` at the ladder is the rung
+    :math:`t_j = (3 - j)/3` (actions are indexed from the top down, so the safe
+    action :math:`a_0` is action 3 and ``np.argmax`` breaks ties toward the higher rung), with
+
+    .. math::
+
+        \psi(0, a) = (1 - t)\,\psi(0, a_0) + t\,\psi(0, a_{\mathrm{top}}), \quad
+        \psi(0, a_0) = (1, 0, 0),\ \psi(0, a_{\mathrm{top}}) = (1, 1, 0), \quad
+        \mu^\star = (\tau - \Delta_c,\ 2\Delta_c,\ 1),
+
+    so :math:`c(0, t) = \tau - \Delta_c + 2 t \Delta_c`: the rungs cost
+    :math:`\tau - \Delta_c, \tau - \Delta_c/3, \tau + \Delta_c/3, \tau + \Delta_c`.  The best
+    safe rung is :math:`t = 1/3`, with slack :math:`\Delta_c / 3`.  At the
+    calibration state :math:`\psi(1, a_0) = (0, 1, 0)` (cost :math:`2\Delta_c \le \tau - \Delta_c`)
+    and the other actions have :math:`\psi = (1, 1, 0)` (cost :math:`\tau + \Delta_c`); in the
+    unsafe state :math:`\psi = (0, 0, 1)`.  Kernel :math:`\phi_1` sends the
+    upper rungs to the unsafe state, :math:`\phi_2` to the calibration state;
+    under both the lower rungs go to the calibration state and it goes back to
+    the ladder, so a safe episode alternates ladder, calibration, ladder, ...
+    Rewards: ``rung_rewards`` at the ladder, 0 elsewhere.  The two safe states
+    are the ones told to the learner.
+
+    *Certification time.*  Until the rung :math:`t = 1/3` is certified, a safe
+    learner plays :math:`a_0` at both safe states, so after :math:`k` episodes
+    (:math:`n = kH/2` visits of each, :math:`H` even)
+    :math:`\Lambda = \mathrm{diag}(\lambda_c + n, \lambda_c + n, \lambda_c)` and :math:`\psi = (1, 1/3, 0)` has
+    :math:`\|\psi\|^2_{\Lambda^{-1}} = \tfrac{10}{9}/(\lambda_c + n)`.
+    The rung is certified once
+    :math:`\langle \psi, \hat\mu - \mu^\star \rangle + \beta_c \|\psi\|_{\Lambda^{-1}} \le \Delta_c / 3`;
+    the error term is :math:`\sigma \|\psi\|_{\Lambda^{-1}} Z_n` with :math:`Z_n` of order one, so
+
+    .. math::
+
+        k_{\mathrm{cert}} \approx \frac{2}{H}\Big(\frac{10\, (\beta_c + \sigma Z)^2}{\Delta_c^2} - \lambda_c\Big),
+        \qquad
+        \mathrm{Regret}(K) \approx g \tfrac{H}{2} k_{\mathrm{cert}}
+        \approx \frac{10\, g\, (\beta_c + \sigma Z)^2}{\Delta_c^2}
+        \quad (K \ge k_{\mathrm{cert}}),
+
+    with :math:`g` the reward gap between the rungs :math:`t = 1/3` and :math:`t = 0`
+    (0.3 by default); on the good event :math:`|Z| \le \beta_c / \sigma`, so
+    :math:`k_{\mathrm{cert}} \le 80 \beta_c^2 / (H \Delta_c^2)`.  For Gaussian noise
+    the law of :math:`k_{\mathrm{cert}} \Delta_c^2` does not depend on :math:`\Delta_c`
+    (Brownian scaling), up to the ridge term :math:`\lambda_c` and the rounding to
+    whole episodes: the regret at a fixed :math:`K` past certification scales as
+    :math:`\Delta_c^{-2}`, inside the :math:`\sqrt K / \Delta_c` envelope of the paper's
+    bound (:math:`\min(K, C\Delta_c^{-2}) \le \sqrt{CK}/\Delta_c`).
+
+    Examples
+    --------
+    >>> m = safe_cost_ladder(4, safety_gap=0.15, threshold=0.6)
+    >>> m.costs[0].round(2).tolist()
+    [0.75, 0.65, 0.55, 0.45]
+    """
+    horizon = check_int(horizon, "horizon", minimum=2)
+    threshold = check_open_unit(threshold, "threshold")
+    safety_gap = check_float(safety_gap, "safety_gap", positive=True)
+    if safety_gap > min(threshold / 3.0, 1.0 - threshold) + 1e-12:
+        raise ValueError(f"safety_gap must be at most min(threshold / 3, 1 - threshold) = "
+                         f"{min(threshold / 3.0, 1.0 - threshold):.4g}, got {safety_gap}")
+    p_unsafe = check_open_unit(p_unsafe, "p_unsafe")
+    rr = np.asarray(rung_rewards, dtype=np.float64)
+    if rr.shape != (4,) or not np.all(np.isfinite(rr)) or rr.min() < 0 or rr.max() > 1:
+        raise ValueError(f"rung_rewards must be 4 rewards in [0, 1], got {rr.tolist()}")
+    noise_scale = check_float(noise_scale, "noise_scale", minimum=0.0)
+    ladder, calib, unsafe = 0, 1, 2
+    phi = np.zeros((2, 3, 4, 3))
+    for i in range(2):
+        phi[i, ladder, 2:, calib] = 1.0
+        phi[i, ladder, :2, unsafe if i == 0 else calib] = 1.0
+        phi[i, calib, :, ladder] = 1.0
+        phi[i, unsafe, :, unsafe] = 1.0
+    rewards = np.zeros((horizon, 3, 4))
+    rewards[:, ladder] = rr
+    t = (3.0 - np.arange(4)) / 3.0
+    psi = np.zeros((3, 4, 3))
+    psi[ladder, :, 0], psi[ladder, :, 1] = 1.0, t
+    psi[calib, :, :2] = 1.0
+    psi[calib, 3] = (0.0, 1.0, 0.0)
+    psi[unsafe, :, 2] = 1.0
+    mu = np.array([threshold - safety_gap, 2.0 * safety_gap, 1.0])
+    mix = EpisodicLinearMixture(phi, np.array([p_unsafe, 1.0 - p_unsafe]), rewards)
+    return LearnedCostSafeMixture(mix, psi, mu, threshold, 3, safety_gap, np.array([True, True, False]),
+                                  noise_scale)
+
+
+def cost_radius(noise_scale: float, delta: float, n_obs: int, dim: int, lam: float, feature_bound: float,
+                param_bound: float) -> float:
+    r"""Radius :math:`\beta_c` of the ridge confidence ellipsoid of the cost parameter, valid for ``n_obs`` steps.
+
+    Parameters
+    ----------
+    noise_scale : float
+        :math:`\sigma` (the noise is :math:`\sigma`-sub-Gaussian).
+    delta : float in (0, 1)
+    n_obs : int
+        Largest number of observations covered (:math:`K H`).
+    dim : int
+        :math:`d_c`.
+    lam : float > 0
+        Ridge parameter :math:`\lambda_c`.
+    feature_bound, param_bound : float
+        :math:`L \ge \max \|\psi(s, a)\|_2` and :math:`S \ge \|\mu^\star\|_2`.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    The self-normalised bound (Abbasi-Yadkori, Pál & Szepesvári 2011, Thm 2)
+    holds for all :math:`n` at once with probability :math:`1 - \delta`:
+    :math:`\|\hat\mu_n - \mu^\star\|_{\Lambda_n} \le \sigma \sqrt{2 \ln(1/\delta) + \ln(\det \Lambda_n / \lambda^{d_c})}
+    + \sqrt{\lambda} S`; with :math:`\ln\det(\Lambda_n/\lambda) \le d_c \ln(1 + n L^2/(\lambda d_c))`
+    and :math:`n \le N` this gives the fixed radius
+
+    .. math::
+
+        \beta_c = \sigma \sqrt{2 \ln(1/\delta) + d_c \ln\big(1 + N L^2 / (\lambda d_c)\big)} + \sqrt{\lambda}\, S.
+
+    Examples
+    --------
+    >>> round(cost_radius(0.0, 0.1, 100, 2, 4.0, 1.0, 0.5), 6)
+    1.0
+    """
+    ln_det = dim * math.log(1.0 + n_obs * feature_bound ** 2 / (lam * dim))
+    return noise_scale * math.sqrt(2.0 * math.log(1.0 / delta) + ln_det) + math.sqrt(lam) * param_bound
+
+
+def pessimistic_costs(cost_features, inv, b, beta: float) -> np.ndarray:
+    r"""Upper confidence costs :math:`\langle \psi, \hat\mu \rangle + \beta \|\psi\|_{\Lambda^{-1}}`, batched.
+
+    Parameters
+    ----------
+    cost_features : ndarray, shape (S, A, d_c)
+    inv : ndarray, shape (n_reps, d_c, d_c)
+        :math:`\Lambda^{-1}`.
+    b : ndarray, shape (n_reps, d_c)
+        :math:`\sum_j \psi_j y_j`, so that :math:`\hat\mu = \Lambda^{-1} b`.
+    beta : float >= 0
+        ``0`` gives the point estimates.
+
+    Returns
+    -------
+    ndarray, shape (n_reps, S, A)
+
+    Notes
+    -----
+    On the event :math:`\|\hat\mu - \mu^\star\|_\Lambda \le \beta`, Cauchy–Schwarz gives
+    :math:`\langle \psi, \mu^\star \rangle \le \langle \psi, \hat\mu \rangle
+    + \|\psi\|_{\Lambda^{-1}} \|\hat\mu - \mu^\star\|_\Lambda`,
+    so every pessimistic cost bounds the true cost from above.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> psi = np.array([[[1.0, 0.0], [0.0, 1.0]]])  # S = 1, A = 2, d_c = 2
+    >>> pessimistic_costs(psi, np.eye(2)[None] / 4, np.array([[2.0, 0.0]]), 1.0)
+    array([[[1. , 0.5]]])
+    """
+    psi = np.asarray(cost_features, dtype=np.float64)
+    mu = np.einsum("rij,rj->ri", inv, b)
+    quad = np.einsum("sai,rij,saj->rsa", psi, inv, psi)
+    return np.einsum("sai,ri->rsa", psi, mu) + beta * np.sqrt(np.maximum(quad, 0.0))
+
+
+def certified_action_sets(features, weights, certified, horizon: int, *, reachability: bool = True) -> np.ndarray:
+    r"""Backward action sets from per-replication certified actions.
+
+    Parameters
+    ----------
+    features : ndarray, shape (d, S, A, S)
+    weights : ndarray, shape (n_reps, d)
+        Non-negative weights: :math:`s'` is reachable from :math:`(s, a)` when
+        :math:`\sum_i w_i \phi_i(s' | s, a) > 0`.
+    certified : ndarray of bool, shape (n_reps, S, A)
+        Actions that meet the instantaneous constraint (certified, or :math:`a_0` in a safe state).
+    horizon : int
+    reachability : bool
+        ``False`` keeps only ``certified``.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_reps, H, S, A)
+
+    Notes
+    -----
+    As :func:`~expertlab.mdp.safe_action_sets`, with the known instantaneous
+    condition replaced by a batched certified set :math:`\mathcal C(s)`:
+    :math:`\mathcal A_{H-1}(s) = \mathcal C(s)` and
+    :math:`\mathcal A_h(s) = \{a \in \mathcal C(s) : \mathcal A_{h+1}(s') \ne \emptyset`
+    for every reachable :math:`s'\}`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> phi = np.zeros((1, 2, 1, 2)); phi[0, :, 0, 1] = 1.0  # everything moves to state 1
+    >>> cert = np.array([[[True], [False]], [[True], [True]]])
+    >>> certified_action_sets(phi, np.ones((2, 1)), cert, 2)[:, 0, :, 0]
+    array([[False, False],
+           [ True,  True]])
+    """
+    phi, w = np.asarray(features, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+    cert = np.asarray(certified, dtype=bool)
+    reach = np.einsum("ri,isat->rsat", w, phi) > 0  # (R, S, A, S)
+    sets = np.empty((w.shape[0], horizon, *cert.shape[1:]), dtype=bool)
+    sets[:, horizon - 1] = cert
+    for h in range(horizon - 2, -1, -1):
+        dead = ~sets[:, h + 1].any(axis=-1) & reachability  # (R, S)
+        sets[:, h] = cert & ~np.any(reach & dead[:, None, None, :], axis=-1)
+    return sets
