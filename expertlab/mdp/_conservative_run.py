@@ -22,7 +22,7 @@ from .._validation import check_float, check_int
 from ._conservative import _evaluate, evaluate_stochastic_policy
 from ._conservative_policies import mix_policies
 from ._conservative_ucbvi import ConservativeLearner, MixedPlan
-from ._episodic import EpisodeSpec, _check_single, _default_checkpoints, _rep_mean
+from ._episodic import EpisodeSpec, _check_checkpoints, _check_single, _rep_mean
 from ._planning import backward_induction
 
 __all__ = ["ConservativeResult", "run_conservative", "sample_mixed_episodes"]
@@ -171,14 +171,7 @@ def run_conservative(learner: ConservativeLearner, mdp, n_episodes: int, n_reps:
     n_episodes, n_reps = check_int(n_episodes, "n_episodes"), check_int(n_reps, "n_reps")
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     s0 = check_int(initial_state, "initial_state", minimum=0, maximum=mdp.n_states - 1)
-    if checkpoints is None:
-        ck = _default_checkpoints(n_episodes)
-    else:
-        ck = np.asarray(checkpoints)
-        if (ck.ndim != 1 or ck.size == 0 or not np.issubdtype(ck.dtype, np.integer) or ck.min() < 1
-                or ck.max() > n_episodes or np.any(np.diff(ck) <= 0)):
-            raise ValueError(f"checkpoints must be strictly increasing integers in [1, {n_episodes}]")
-        ck = ck.astype(np.int64)
+    ck = _check_checkpoints(checkpoints, n_episodes)
     v_b = float(learner.baseline.reference) if baseline_value is None else check_float(baseline_value,
                                                                                        "baseline_value")
     seed64 = seed_to_uint64(seed)

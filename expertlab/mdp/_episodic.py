@@ -237,6 +237,21 @@ def _default_checkpoints(n_episodes: int) -> np.ndarray:
     return grid
 
 
+def _check_checkpoints(checkpoints, n_episodes: int, *, default: str = "grid") -> np.ndarray:
+    """Checkpoints as strictly increasing ``int64`` episode counts in ``[1, n_episodes]``.
+
+    ``None`` gives the log-spaced grid of :func:`run_episodes` (``default="grid"``) or ``[n_episodes]``
+    (``default="last"``).  Shared by the episodic drivers.
+    """
+    if checkpoints is None:
+        return _default_checkpoints(n_episodes) if default == "grid" else np.array([n_episodes], dtype=np.int64)
+    ck = np.asarray(checkpoints)
+    if (ck.ndim != 1 or ck.size == 0 or not np.issubdtype(ck.dtype, np.integer) or ck.min() < 1
+            or ck.max() > n_episodes or np.any(np.diff(ck) <= 0)):
+        raise ValueError(f"checkpoints must be strictly increasing integers in [1, {n_episodes}]")
+    return ck.astype(np.int64)
+
+
 def run_episodes(learner: EpisodicLearner, mdp: FiniteHorizonMDP, n_episodes: int, n_reps: int, seed=0, *,
                  checkpoints=None, initial_state: int = 0, rep_offset: int = 0) -> EpisodeResult:
     r"""Play ``n_episodes`` episodes of ``mdp`` with ``learner`` in ``n_reps`` replications at once.
@@ -295,14 +310,7 @@ def run_episodes(learner: EpisodicLearner, mdp: FiniteHorizonMDP, n_episodes: in
     n_reps = check_int(n_reps, "n_reps")
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     s0 = check_int(initial_state, "initial_state", minimum=0, maximum=mdp.n_states - 1)
-    if checkpoints is None:
-        ck = _default_checkpoints(n_episodes)
-    else:
-        ck = np.asarray(checkpoints)
-        if (ck.ndim != 1 or ck.size == 0 or not np.issubdtype(ck.dtype, np.integer) or ck.min() < 1
-                or ck.max() > n_episodes or np.any(np.diff(ck) <= 0)):
-            raise ValueError(f"checkpoints must be strictly increasing integers in [1, {n_episodes}]")
-        ck = ck.astype(np.int64)
+    ck = _check_checkpoints(checkpoints, n_episodes)
     seed64 = seed_to_uint64(seed)
     h_, s_ = mdp.horizon, mdp.n_states
     spec = EpisodeSpec(s_, mdp.n_actions, h_, np.asarray(mdp.rewards), s0, n_episodes)

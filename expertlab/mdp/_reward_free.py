@@ -23,11 +23,11 @@ import numpy as np
 from .._random import rep_key, round_key, seed_to_uint64
 from .._validation import check_float, check_int, check_open_unit
 from ._dr_offline import simplex_projection
-from ._episodic import sample_episodes
+from ._episodic import _check_checkpoints, sample_episodes
 from ._ucrl_vtr import EpisodicLinearMixture, _check_features
 
-__all__ = ["RewardFreeState", "RewardFreeEstimate", "RewardFreeExplorer", "RewardFreeResult", "reward_free_ttr", "plan_for_rewards",
-           "reward_battery", "run_reward_free"]
+__all__ = ["RewardFreeState", "RewardFreeEstimate", "RewardFreeExplorer", "RewardFreeResult", "reward_free_ttr",
+           "plan_for_rewards", "reward_battery", "run_reward_free"]
 
 
 class RewardFreeState(NamedTuple):
@@ -425,10 +425,7 @@ def run_reward_free(explorer: RewardFreeExplorer, mixture: EpisodicLinearMixture
     seed64 = seed_to_uint64(seed)
     battery = reward_battery(n_s, n_a, h_, seed=int(seed64)) if rewards is None else rewards
     battery = _check_battery(battery, h_, n_s, n_a)
-    ck = np.array([n_episodes]) if checkpoints is None else np.asarray(checkpoints)
-    if (ck.ndim != 1 or ck.size == 0 or not np.issubdtype(ck.dtype, np.integer) or ck.min() < 1
-            or ck.max() > n_episodes or np.any(np.diff(ck) <= 0)):
-        raise ValueError(f"checkpoints must be strictly increasing integers in [1, {n_episodes}]")
+    ck = _check_checkpoints(checkpoints, n_episodes, default="last")
     p_true = np.asarray(fh.transitions)[0]
     v_star = _evaluate(p_true, battery, plan_for_rewards(mixture.features, mixture.theta[None], battery)[0])
     v_star = v_star[0, :, 0, s0]  # (B,)

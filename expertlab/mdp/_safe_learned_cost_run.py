@@ -19,7 +19,7 @@ import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, stream_key, uniform
 from .._validation import check_float, check_int, check_open_unit
-from ._episodic import EpisodeSpec, EpisodicLearner, evaluate_markov_policy, sample_episodes
+from ._episodic import EpisodeSpec, EpisodicLearner, _check_checkpoints, evaluate_markov_policy, sample_episodes
 from ._safe_learned_cost import (LearnedCostSafeMixture, _check_cost_features, _check_safe_states,
                                  certified_action_sets, cost_radius, pessimistic_costs)
 from ._safe_linear_mixture import SafeEpisodeResult, _masked_pass, _optimal_safe_value
@@ -250,10 +250,7 @@ def run_learned_cost_episodes(learner: EpisodicLearner, instance: LearnedCostSaf
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     fh = instance.mixture.to_finite_horizon()
     s0 = check_int(initial_state, "initial_state", minimum=0, maximum=fh.n_states - 1)
-    ck = np.array([n_episodes]) if checkpoints is None else np.asarray(checkpoints)
-    if (ck.ndim != 1 or ck.size == 0 or not np.issubdtype(ck.dtype, np.integer) or ck.min() < 1
-            or ck.max() > n_episodes or np.any(np.diff(ck) <= 0)):
-        raise ValueError(f"checkpoints must be strictly increasing integers in [1, {n_episodes}]")
+    ck = _check_checkpoints(checkpoints, n_episodes, default="last")
     seed64, h_ = seed_to_uint64(seed), fh.horizon
     v_star = _optimal_safe_value(instance.to_known_cost(), s0)
     spec = EpisodeSpec(fh.n_states, fh.n_actions, h_, np.asarray(fh.rewards), s0, n_episodes)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64
 from .._validation import check_float, check_int, check_open_unit
-from ._episodic import EpisodeSpec, EpisodicLearner, evaluate_markov_policy, sample_episodes
+from ._episodic import EpisodeSpec, EpisodicLearner, _check_checkpoints, evaluate_markov_policy, sample_episodes
 from ._ucrl_vtr import EpisodicLinearMixture, _check_features, _init_factory, _norm, _trajectory_features, \
     sherman_morrison
 
@@ -375,10 +375,7 @@ def run_safe_episodes(learner: EpisodicLearner, instance: SafeLinearMixture, n_e
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     fh = instance.mixture.to_finite_horizon()
     s0 = check_int(initial_state, "initial_state", minimum=0, maximum=fh.n_states - 1)
-    ck = np.array([n_episodes]) if checkpoints is None else np.asarray(checkpoints)
-    if (ck.ndim != 1 or ck.size == 0 or not np.issubdtype(ck.dtype, np.integer) or ck.min() < 1
-            or ck.max() > n_episodes or np.any(np.diff(ck) <= 0)):
-        raise ValueError(f"checkpoints must be strictly increasing integers in [1, {n_episodes}]")
+    ck = _check_checkpoints(checkpoints, n_episodes, default="last")
     seed64, h_, v_star = seed_to_uint64(seed), fh.horizon, _optimal_safe_value(instance, s0)
     spec = EpisodeSpec(fh.n_states, fh.n_actions, h_, np.asarray(fh.rewards), s0, n_episodes)
     rkeys = rep_key(np.full(n_reps, seed64), np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
