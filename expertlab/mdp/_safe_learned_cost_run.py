@@ -12,17 +12,16 @@ the best safe policy.
 from __future__ import annotations
 
 import math
-import time
 from typing import NamedTuple
 
 import numpy as np
 
-from .._random import rep_key, round_key, seed_to_uint64, stream_key, uniform
+from .._random import stream_key, uniform
 from .._validation import check_float, check_int, check_open_unit
-from ._episodic import EpisodeSpec, EpisodicLearner, _check_checkpoints, evaluate_markov_policy, sample_episodes
+from ._episodic import EpisodeSpec, EpisodicLearner
 from ._safe_learned_cost import (LearnedCostSafeMixture, _check_cost_features, _check_safe_states,
                                  certified_action_sets, cost_radius, pessimistic_costs)
-from ._safe_linear_mixture import SafeEpisodeResult, _masked_pass, _optimal_safe_value
+from ._safe_linear_mixture import SafeEpisodeResult, _drive_safe, _masked_pass, _optimal_safe_value
 from ._ucrl_vtr import VTRState, _check_features, _init_factory, _trajectory_features, sherman_morrison
 
 __all__ = ["SafeCostState", "safe_learned_cost_vtr", "run_learned_cost_episodes"]
@@ -246,31 +245,12 @@ def run_learned_cost_episodes(learner: EpisodicLearner, instance: LearnedCostSaf
     """
     if not isinstance(instance, LearnedCostSafeMixture):
         raise TypeError(f"instance must be a LearnedCostSafeMixture, got {type(instance).__name__}")
-    n_episodes, n_reps = check_int(n_episodes, "n_episodes"), check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     fh = instance.mixture.to_finite_horizon()
     s0 = check_int(initial_state, "initial_state", minimum=0, maximum=fh.n_states - 1)
-    ck = _check_checkpoints(checkpoints, n_episodes, default="last")
-    seed64, h_ = seed_to_uint64(seed), fh.horizon
-    v_star = _optimal_safe_value(instance.to_known_cost(), s0)
-    spec = EpisodeSpec(fh.n_states, fh.n_actions, h_, np.asarray(fh.rewards), s0, n_episodes)
-    rkeys = rep_key(np.full(n_reps, seed64), np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
     true_cost, sigma = instance.costs, float(instance.noise_scale)
-    violates = true_cost > instance.threshold
-    state = learner.init(spec, n_reps, seed64)
-    regret, visits = np.zeros(n_reps), np.zeros(n_reps, dtype=np.int64)
-    out_r, out_v = np.empty((ck.size, n_reps)), np.empty((ck.size, n_reps), dtype=np.int64)
-    j, t0 = 0, time.perf_counter()
-    for k in range(int(ck[-1])):
-        policy = np.asarray(learner.plan(state))
-        regret += v_star - evaluate_markov_policy(fh, policy)[:, 0, s0]
-        keys = round_key(rkeys, np.full(n_reps, k, np.uint64))
-        states, actions, rewards = sample_episodes(fh, policy, keys, s0)
-        visits += violates[states[:, :-1], actions].sum(axis=1)
-        observed = true_cost[states[:, :-1], actions] + sigma * cost_noise(keys, h_)
-        state = learner.update(state, states, actions, rewards, observed)
-        if k + 1 == ck[j]:
-            out_r[j], out_v[j] = regret, visits
-            j += 1
-    return SafeEpisodeResult(learner.name, ck.astype(np.int64), out_r, out_v, v_star, n_episodes, n_reps, h_,
-                             int(seed64), time.perf_counter() - t0)
+
+    def observe(keys, states, actions):
+        return true_cost[states[:, :-1], actions] + sigma * cost_noise(keys, fh.horizon)
+
+    return _drive_safe(learner, fh, true_cost > instance.threshold, _optimal_safe_value(instance.to_known_cost(), s0),
+                       n_episodes, n_reps, seed, checkpoints, s0, rep_offset, observe)

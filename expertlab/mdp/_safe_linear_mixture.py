@@ -371,15 +371,20 @@ def run_safe_episodes(learner: EpisodicLearner, instance: SafeLinearMixture, n_e
     """
     if not isinstance(instance, SafeLinearMixture):
         raise TypeError(f"instance must be a SafeLinearMixture, got {type(instance).__name__}")
-    n_episodes, n_reps = check_int(n_episodes, "n_episodes"), check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     fh = instance.mixture.to_finite_horizon()
     s0 = check_int(initial_state, "initial_state", minimum=0, maximum=fh.n_states - 1)
+    return _drive_safe(learner, fh, np.asarray(instance.costs) > instance.threshold, _optimal_safe_value(instance, s0),
+                       n_episodes, n_reps, seed, checkpoints, s0, rep_offset)
+
+
+def _drive_safe(learner, fh, violates, v_star, n_episodes, n_reps, seed, checkpoints, s0, rep_offset, observe=None):
+    """The episode loop of the safe runners; ``observe(keys, states, actions)`` adds a fifth argument to ``update``."""
+    n_episodes, n_reps = check_int(n_episodes, "n_episodes"), check_int(n_reps, "n_reps")
+    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     ck = _check_checkpoints(checkpoints, n_episodes, default="last")
-    seed64, h_, v_star = seed_to_uint64(seed), fh.horizon, _optimal_safe_value(instance, s0)
+    seed64, h_ = seed_to_uint64(seed), fh.horizon
     spec = EpisodeSpec(fh.n_states, fh.n_actions, h_, np.asarray(fh.rewards), s0, n_episodes)
     rkeys = rep_key(np.full(n_reps, seed64), np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
-    violates = np.asarray(instance.costs) > instance.threshold
     state = learner.init(spec, n_reps, seed64)
     regret, visits = np.zeros(n_reps), np.zeros(n_reps, dtype=np.int64)
     out_r, out_v = np.empty((ck.size, n_reps)), np.empty((ck.size, n_reps), dtype=np.int64)
@@ -387,11 +392,15 @@ def run_safe_episodes(learner: EpisodicLearner, instance: SafeLinearMixture, n_e
     for k in range(int(ck[-1])):
         policy = np.asarray(learner.plan(state))
         regret += v_star - evaluate_markov_policy(fh, policy)[:, 0, s0]
-        states, actions, rewards = sample_episodes(fh, policy, round_key(rkeys, np.full(n_reps, k, np.uint64)), s0)
+        keys = round_key(rkeys, np.full(n_reps, k, np.uint64))
+        states, actions, rewards = sample_episodes(fh, policy, keys, s0)
         visits += violates[states[:, :-1], actions].sum(axis=1)
-        state = learner.update(state, states, actions, rewards)
+        if observe is None:
+            state = learner.update(state, states, actions, rewards)
+        else:
+            state = learner.update(state, states, actions, rewards, observe(keys, states, actions))
         if k + 1 == ck[j]:
             out_r[j], out_v[j] = regret, visits
             j += 1
-    return SafeEpisodeResult(learner.name, ck.astype(np.int64), out_r, out_v, v_star, n_episodes, n_reps, h_,
-                             int(seed64), time.perf_counter() - t0)
+    return SafeEpisodeResult(learner.name, ck, out_r, out_v, v_star, n_episodes, n_reps, h_, int(seed64),
+                             time.perf_counter() - t0)
