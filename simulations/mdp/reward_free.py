@@ -78,19 +78,19 @@ def coverage(s, backend, seed):
 
 EXPERIMENTS = [
     sim.Experiment("mdp.rfe-value-error-vs-K", versus_k,
-                   quick=dict(dim=4, horizon=4, n_episodes=1000, n_reps=32),
+                   quick=dict(dim=4, horizon=4, n_episodes=2000, n_reps=64),
                    full=dict(dim=4, horizon=4, n_episodes=20_000, n_reps=64),
                    title="Reward-free exploration: value error = O(K^-1/2) for every reward in the battery"),
     sim.Experiment("mdp.rfe-value-error-vs-H", functools.partial(versus, what="horizon"),
-                   quick=dict(dim=4, horizons=[4, 8, 16], n_episodes=300, n_reps=32),
+                   quick=dict(dim=4, horizons=[4, 8, 16], n_episodes=300, n_reps=64),
                    full=dict(dim=4, horizons=[4, 8, 16, 32, 64], n_episodes=3000, n_reps=64),
                    title="Reward-free exploration: at a fixed K the value error does not grow with H"),
     sim.Experiment("mdp.rfe-value-error-vs-d", functools.partial(versus, what="dim"),
-                   quick=dict(dims=[2, 4, 8], horizon=4, n_episodes=300, n_reps=32),
+                   quick=dict(dims=[2, 4, 8], horizon=4, n_episodes=300, n_reps=64),
                    full=dict(dims=[2, 3, 4, 6, 8, 12], horizon=4, n_episodes=3000, n_reps=64),
                    title="Reward-free exploration: at a fixed K the value error grows at most linearly in d"),
     sim.Experiment("mdp.rfe-confidence-coverage", coverage,
-                   quick=dict(dim=4, horizon=4, n_episodes=1000, n_reps=32),
+                   quick=dict(dim=4, horizon=4, n_episodes=2000, n_reps=64),
                    full=dict(dim=4, horizon=4, n_episodes=20_000, n_reps=64),
                    title="Reward-free exploration: the confidence set holds theta w.p. 1 - delta"),
 ]
