@@ -4,7 +4,11 @@ Prints, in one run: the time of one batched :func:`expertlab.mdp.value_iteration
 call over ``R`` random Garnet MDPs (``S = 100``, ``A = 5`` by default) and the
 time of ``R`` calls on the same MDPs one at a time, their ratio, and the
 largest difference between the two answers; then the same for small MDPs
-(``S = 10``, ``A = 3``), where the per-call Python overhead dominates.  On a
+(``S = 10``, ``A = 3``), where the per-call Python overhead dominates.
+Last, UCRL-VTR's wall time per episode in the first and in the last block of
+a long run (batched over replications on the hard linear-mixture instance):
+its ridge statistics are updated by Sherman–Morrison, so the ratio of the two
+stays near 1 instead of growing with the episode index.  On a
 CPU the large case is bound by memory bandwidth (the batch streams all ``R``
 kernels each iteration, while one kernel of 400 kB stays in cache), so the
 batch gains little there; it pays for small MDPs and on a GPU.  Nothing is
@@ -22,8 +26,9 @@ import time
 
 import numpy as np
 
-from expertlab.mdp import TabularMDP, value_iteration
-from expertlab.mdp.instances import garnet
+from expertlab._random import rep_key, round_key, seed_to_uint64
+from expertlab.mdp import EpisodeSpec, TabularMDP, sample_episodes, ucrl_vtr, value_iteration
+from expertlab.mdp.instances import garnet, hard_linear_mixture
 
 
 def main(argv=None):
@@ -40,7 +45,8 @@ def main(argv=None):
     if a.quick:
         a.mdps = 32
     recs = [_one(a.mdps, a.states, a.actions, a.branching, a.gamma, a.epsilon),
-            _one(a.mdps, 10, 3, 3, a.gamma, a.epsilon)]
+            _one(a.mdps, 10, 3, 3, a.gamma, a.epsilon),
+            _vtr_episode_time(2000 if a.quick else 20_000, 32)]
     if a.json:
         with open(a.json, "w") as f:
             json.dump(recs, f, indent=2)
@@ -71,6 +77,30 @@ def _one(n_mdps, n_states, n_actions, branching, gamma, epsilon):
     print(f"value iteration, R = {n_mdps} Garnet MDPs (S = {n_states}, A = {n_actions}, gamma = {gamma}): "
           f"batched {t_batch:.3f} s, per-MDP loop {t_loop:.3f} s, speed-up x{t_loop / t_batch:.2f} "
           f"(max |difference| {diff:.1e}, same iteration counts: {same_iter})")
+    return rec
+
+
+def _vtr_episode_time(n_episodes, n_reps, block=200):
+    """Wall time per episode of UCRL-VTR in the first and the last ``block`` episodes of one run."""
+    m = hard_linear_mixture(2, horizon=5, gap=0.05)
+    fh = m.to_finite_horizon()
+    learner = ucrl_vtr(m.features)
+    spec = EpisodeSpec(fh.n_states, fh.n_actions, fh.horizon, np.asarray(fh.rewards), 0, n_episodes)
+    state = learner.init(spec, n_reps, 0)
+    rkeys = rep_key(np.full(n_reps, seed_to_uint64(0)), np.arange(n_reps, dtype=np.uint64))
+    times = np.empty(n_episodes)
+    for k in range(n_episodes):
+        t0 = time.perf_counter()
+        policy = learner.plan(state)
+        states, actions, rewards = sample_episodes(fh, policy, round_key(rkeys, np.full(n_reps, k, np.uint64)), 0)
+        state = learner.update(state, states, actions, rewards)
+        times[k] = time.perf_counter() - t0
+    first, last = float(np.median(times[:block])), float(np.median(times[-block:]))
+    rec = {"learner": "ucrl_vtr", "episodes": n_episodes, "reps": n_reps, "block": block,
+           "first_block_s_per_episode": first, "last_block_s_per_episode": last, "ratio_last_first": last / first}
+    print(f"UCRL-VTR, R = {n_reps} replications, {n_episodes} episodes (hard instance, d = 4, H = 5): median "
+          f"{first * 1e3:.3f} ms per episode over the first {block}, {last * 1e3:.3f} ms over the last {block} "
+          f"(ratio {last / first:.2f})")
     return rec
 
 
