@@ -23,9 +23,17 @@
 - Mixtures of polynomial experts, the :math:`(m, k)` family of Mendes & Jiang:
   parameter counts, batched EM (:func:`fit_polynomial_moe`) and the Monte
   Carlo KL risk (:func:`kl_risk`) against a true MoE or a smooth target.
+- Clustered single-index data whose pooled task has a higher information exponent than each cluster's
+  (:func:`sample_clustered_single_index`), with online SGD of a small MoE (:func:`train_cluster_moe`) and of
+  one two-layer network (:func:`train_single_network`) and their overlap metrics.
 """
 
 from . import _claims, _claims_em, _claims_moe, _claims_poly, _claims_ssme  # noqa: F401  (register claims)
+from . import _claims_cluster  # noqa: F401  (register claims)
+from ._cluster_training import (ClusterMoEParams, ClusterTrainResult, cluster_moe_loss, cluster_overlap,
+                                routing_accuracy, train_cluster_moe, train_single_network)
+from ._clustered_single_index import (ClusteredSample, cluster_codes, cluster_signs, hermite_link,
+                                      sample_clustered_single_index)
 from ._bandwidth import bandwidth, isj_bandwidth, scott_bandwidth, silverman_bandwidth
 from ._contaminated_moe import (ContaminatedMoEParams, contaminated_moe_loglik, fit_contaminated_moe, perturbed_truth,
                                 sample_contaminated_moe)
@@ -50,6 +58,10 @@ from ._voronoi import (ContaminatedMoEErrors, SoftmaxMoEParams, parameter_errors
                        voronoi_loss_exact, voronoi_loss_overfit)
 
 __all__ = [
+    # clustered single-index demonstration (MoE vs single network)
+    "ClusteredSample", "ClusterMoEParams", "ClusterTrainResult", "cluster_codes", "cluster_signs", "hermite_link",
+    "sample_clustered_single_index", "cluster_moe_loss", "cluster_overlap", "routing_accuracy", "train_cluster_moe",
+    "train_single_network",
     # mixtures of polynomial experts
     "PolyMoEParams", "PolyParameterCount", "SmoothRegressionTarget", "KLRisk", "fit_polynomial_moe", "kl_risk",
     "monomial_exponents", "parameter_count", "poly_moe_log_density", "polynomial_features", "sample_polynomial_moe",
