@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from numpy.polynomial.hermite_e import hermegauss
+from numpy.polynomial.hermite_e import hermegauss, hermeval
 
 from expertlab.mixtures import (ClusterMoEParams, cluster_codes, cluster_moe_loss, cluster_overlap, cluster_signs,
                                 hermite_link, routing_accuracy, sample_clustered_single_index, train_cluster_moe,
@@ -15,13 +15,8 @@ from expertlab.mixtures import (ClusterMoEParams, cluster_codes, cluster_moe_los
 
 
 def _he(n, t):
-    """Unnormalised He_n by the three-term recurrence (independent of the module)."""
-    h0, h1 = np.ones_like(t), t
-    if n == 0:
-        return h0
-    for j in range(1, n):
-        h0, h1 = h1, t * h1 - j * h0
-    return h1
+    """Unnormalised probabilists' Hermite polynomial He_n (NumPy's, independent of the module)."""
+    return hermeval(t, [0.0] * n + [1.0])
 
 
 # ----------------------------------------------------------------------------------------------- cluster codes
