@@ -75,7 +75,10 @@ def dawid_skene(predictions, labels, *, n_classes, max_iter=100, tol=1e-6, smoot
     :math:`\theta_{mck} \propto \alpha + \sum_i r_{ic}\,\mathbb 1[\hat y_{im} = k]`,
     and :math:`r_{ic} \propto \pi_c \prod_m \theta_{mc\hat y_{im}}` for unlabelled items.
     Metrics follow from the posterior by :func:`~expertlab.mixtures.estimate_metrics`.
-    The prior is not smoothed (crowd-kit's ``DawidSkene`` neither).
+    The prior is not smoothed (crowd-kit's ``DawidSkene`` neither).  With
+    ``smoothing=1e-12`` this is crowd-kit's ``DawidSkene`` with ``true_labels``
+    (which clips the counts at 1e-10 instead) run to its fixed point: the
+    posteriors agree to 1e-6 (``tests/unit/mixtures/test_crowdkit_peer.py``).
 
     References
     ----------
