@@ -62,6 +62,22 @@ CLAIMS = (
                     "the exact values of the played policies falls below (1 - alpha) k V^{pi_b}. " + _VIOL,
     ),
     RateClaim(
+        name="mdp.stepmix-learned-baseline-zero-violations",
+        quantity="indicator of a run without episode-wise violation, baseline learned offline", variable="episodes K",
+        law="at_least", predicted=0.9, tolerance=0.0,
+        source="Li, Huang, Shen & Yang 2023 (StepMix with a baseline learned from offline data: the constraint "
+               "holds w.p. 1 - delta once the offline value interval covers the baseline's value)",
+        learner="stepmix",
+        description="StepMix credited with learned_baseline(...): behaviour cloning of the baseline's actions "
+                    "from N = 2000 offline episodes and the lower end of the Hoeffding interval "
+                    "V_hat - H sqrt(ln(2/0.05)/(2N)) as its value. " + _SETTING + " Violations are counted against "
+                    "(1 - alpha) times the true baseline value, by exact evaluation. One offline data set serves "
+                    "every run, and the experiment checks that its interval covers the true value (the event of "
+                    "probability 1 - 0.05 on which the guarantee rests); given it, the frequency of runs without "
+                    "a violation is at least 1 - delta = 0.9 as in the known-baseline claim; no tolerance beyond "
+                    "the one-sided Clopper-Pearson bound.",
+    ),
+    RateClaim(
         name="mdp.stepmix-regret-vs-K",
         quantity="expected regret of StepMix", variable="episodes K", law="power_at_most", predicted=0.5,
         tolerance=0.0,
