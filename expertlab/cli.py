@@ -109,21 +109,23 @@ def cmd_rates(args) -> int:
     print("-" * len(head))
     records, n_fail = [], 0
     t_all = time.perf_counter()
-    for e in selected:
-        try:
-            chk, _, secs = sim.run_experiment(e, quick=args.quick, backend=args.backend, seed=args.seed, out=out)
-        except Exception as exc:  # a broken experiment is a failed claim, reported, not a crash
+    jobs = _rates_jobs(args.jobs, selected)
+    for i, outcome in _run_rate_experiments(selected, jobs, args.quick, args.backend, args.seed, out):
+        e = selected[i]
+        if isinstance(outcome, BaseException):  # a broken experiment is a failed claim, reported, not a crash
             n_fail += 1
-            print(f"{e.claim:40s} ERROR: {type(exc).__name__}: {exc}", flush=True)
-            records.append({"claim": e.claim, "passed": False, "error": f"{type(exc).__name__}: {exc}"})
+            print(f"{e.claim:40s} ERROR: {type(outcome).__name__}: {outcome}", flush=True)
+            records.append((i, {"claim": e.claim, "passed": False, "error": f"{type(outcome).__name__}: {outcome}"}))
             continue
+        chk, secs = outcome
         c = chk.claim
         verdict = "pass" if chk.passed else "FAIL"
         n_fail += not chk.passed
         fit = f"{chk.fitted:.4g} [{chk.ci_low:.4g}, {chk.ci_high:.4g}]"
         pred = f"{c.predicted:g}±{c.tolerance:g}"
         print(f"{c.name:40s} {c.law:5s} {pred:>12s} {fit:>30s} {chk.n_reps:5d} {secs:6.1f}  {verdict}", flush=True)
-        records.append(chk.to_dict() | {"seconds": secs})
+        records.append((i, chk.to_dict() | {"seconds": secs}))
+    records = [r for _, r in sorted(records, key=lambda ir: ir[0])]  # discovery order, whatever finished first
     for n in missing:
         n_fail += 1
         print(f"{n:40s} FAIL: registered claim has no experiment in {args.sims or 'simulations/'}")
@@ -134,6 +136,73 @@ def cmd_rates(args) -> int:
     n_ok = len(records) - n_fail
     print(f"{n_ok} passed, {n_fail} failed in {total:.1f} s; plots and report.json in {out}/")
     return 1 if n_fail else 0
+
+
+#: The experiments of the running ``expertlab rates``, inherited by forked worker processes.
+_RATE_EXPERIMENTS: list = []
+
+
+def _source(exp) -> str:
+    """The module (simulation file) that defines an experiment's measure."""
+    import functools
+
+    m = exp.measure
+    while isinstance(m, functools.partial):
+        m = m.func
+    return getattr(m, "__module__", "")
+
+
+def _rates_jobs(jobs, selected) -> int:
+    """Worker processes for ``rates``: ``--jobs``, default one per core, at most one per simulation file."""
+    import os
+
+    groups = len({_source(e) for e in selected})
+    if jobs is None:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if jobs < 1:
+        raise SystemExit(f"error: --jobs must be at least 1, got {jobs}")
+    return max(1, min(jobs, groups))
+
+
+def _run_group(indices, quick, backend, seed, out):
+    """Run the experiments ``indices`` of :data:`_RATE_EXPERIMENTS` in order (one simulation file)."""
+    from . import sim
+
+    done = []
+    for i in indices:
+        try:
+            chk, _, secs = sim.run_experiment(_RATE_EXPERIMENTS[i], quick=quick, backend=backend, seed=seed, out=out)
+            done.append((i, (chk, secs)))
+        except Exception as exc:
+            done.append((i, exc))
+    return done
+
+
+def _run_rate_experiments(selected, jobs, quick, backend, seed, out):
+    """Yield ``(index, (check, seconds) or exception)``; several files at once in forked processes.
+
+    The experiments of one simulation file run in order in one process, so the caches they share (one run
+    measured by several claims) still serve them all.  Workers are forked, so they see the imported
+    simulation modules; every draw is keyed by the seed, so the verdicts do not depend on ``jobs``.
+    """
+    global _RATE_EXPERIMENTS
+    _RATE_EXPERIMENTS = list(selected)
+    groups: dict = {}
+    for i, e in enumerate(selected):
+        groups.setdefault(_source(e), []).append(i)
+    if jobs == 1:
+        for idx in groups.values():
+            yield from _run_group(idx, quick, backend, seed, out)
+        return
+    import concurrent.futures
+    import multiprocessing
+
+    order = sorted(groups.values(), key=len, reverse=True)  # the longest files first
+    ctx = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = [pool.submit(_run_group, idx, quick, backend, seed, out) for idx in order]
+        for fut in concurrent.futures.as_completed(futures):
+            yield from fut.result()
 
 
 def cmd_sweep(args) -> int:
@@ -187,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default="rates-out", help="directory for plots and report.json")
     s.add_argument("--sims", default=None, help="simulations directory (default: the checkout's simulations/)")
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--jobs", type=int, default=None,
+                   help="worker processes (default: one per core); the claims of one simulation file share one")
     s.set_defaults(func=cmd_rates)
 
     s = sub.add_parser("sweep", help="run a resumable sweep described by a JSON/TOML file")

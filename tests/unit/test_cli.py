@@ -98,6 +98,27 @@ def test_rates_fail_exits_nonzero(tmp_path, capsys):
     assert "FAIL" in capsys.readouterr().out
 
 
+def test_rates_jobs_give_the_same_report(tmp_path, capsys):
+    """Two simulation files in two worker processes: the same verdicts and fits as one process, same order."""
+    d = tmp_path / "sims" / "fam"
+    d.mkdir(parents=True)
+    for name in ("par-b", "par-a"):
+        (d / f"{name}.py").write_text(SIM.format(name=name, pred=0.5))
+    reports = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}"
+        code = cli.main(["rates", "--quick", "--sims", str(tmp_path / "sims"), "--only", "test.cli-par-*",
+                         "--out", str(out), "--backend", "numpy", "--jobs", jobs])
+        assert code == 0, capsys.readouterr().out
+        reports.append(json.loads((out / "report.json").read_text())["claims"])
+    assert [r["claim"] for r in reports[0]] == [r["claim"] for r in reports[1]] == ["test.cli-par-a", "test.cli-par-b"]
+    for a, b in zip(*reports):
+        assert a["fitted"] == b["fitted"] and a["ci_low"] == b["ci_low"] and a["passed"] and b["passed"]
+    with pytest.raises(SystemExit, match="--jobs"):
+        cli.main(["rates", "--sims", str(tmp_path / "sims"), "--only", "test.cli-par-*", "--jobs", "0",
+                  "--out", str(tmp_path / "o")])
+
+
 def test_rates_unknown_pattern(tmp_path):
     sims = _sims(tmp_path, "x", 0.5)
     with pytest.raises(SystemExit, match="no claim matches"):
