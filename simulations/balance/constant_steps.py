@@ -5,7 +5,8 @@ ALF-LB with constant steps: imbalance and regret
 A constant step never lets the bias settle.  On a fixed batch the sign rule
 cycles around the optimal bias, and the per-batch imbalance it leaves
 (MaxVio) grows linearly in the step u once the step moves more than a few
-tokens; online, a constant step keeps paying the same expected excess per
+tokens: with two experts the constant is known in closed form, with eight
+experts and K = 2 only the exponent is; online, a constant step keeps paying the same expected excess per
 batch, so the regret against the optimal bias grows linearly in T.
 """
 
@@ -36,6 +37,26 @@ def maxvio_vs_step(s, backend, seed):
                            curves={"2 f u (two-cycle, continuum limit)": (x, 2 * f * x)})
 
 
+def maxvio_vs_step_many(s, backend, seed):
+    """E experts, K > 1: the linearised dynamics of (b - b*)/u do not depend on u (see the claim)."""
+    E, K, N, R = s["n_experts"], s["k"], s["n_tokens"], s["n_reps"]
+    gen = iid_plus_offset(np.linspace(-1.0, 1.0, E), 1.0)
+    scores = gen.draw(seed, np.arange(R), 0, N)
+    # start a fixed distance (much larger than every step) away from the optimum, in a seeded direction
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xB1A5]))
+    b0 = gen.optimal_bias(0) + rng.uniform(-s["start_offset"], s["start_offset"], size=(R, E))
+    ys = []
+    for u in s["steps"]:
+        r = alf_lb(scores, K, rule="sign", step=u, n_iter=s["n_iter"], bias0=b0,
+                   backend="numpy" if backend == "numpy" else "numba")
+        ys.append(r.maxvio[:, s["n_iter"] // 2:].mean(axis=1))
+    x = np.array(s["steps"], dtype=float)
+    y = np.stack(ys)
+    return sim.Measurement(x=x, y=y, xlabel="constant step u",
+                           ylabel=f"stationary per-batch MaxVio (fixed batch, E = {E}, K = {K}, sign rule)",
+                           curves={"∝ u": (x, y[0].mean() * x / x[0])})
+
+
 def constant_step_regret(s, backend, seed):
     E, K, T = s["n_experts"], s["k"], s["n_iter"]
     gen = iid_plus_offset(np.linspace(-1.0, 1.0, E), 1.0)
@@ -55,6 +76,12 @@ EXPERIMENTS = [
                    quick=dict(n_tokens=16384, n_reps=8, steps=[0.004, 0.008, 0.016, 0.032, 0.064], n_iter=48),
                    full=dict(n_tokens=262_144, n_reps=16, steps=[1e-3, 4e-3, 1.6e-2, 6.4e-2], n_iter=128),
                    title="Sign rule on a fixed batch (E = 2): stationary MaxVio ∝ u"),
+    sim.Experiment("balance.maxvio-linear-in-step-many-experts", maxvio_vs_step_many,
+                   quick=dict(n_experts=8, k=2, n_tokens=65536, n_reps=8, steps=[0.004, 0.008, 0.016, 0.032],
+                              n_iter=200, start_offset=0.1),
+                   full=dict(n_experts=16, k=4, n_tokens=262_144, n_reps=4, steps=[0.002, 0.004, 0.008, 0.016, 0.032],
+                             n_iter=400, start_offset=0.1),
+                   title="Sign rule on a fixed batch (E = 8, K = 2): stationary MaxVio ∝ u"),
     sim.Experiment("balance.constant-step-linear-regret", constant_step_regret,
                    quick=dict(n_experts=8, k=2, n_tokens=128, n_iter=2000, n_reps=16, step=0.05),
                    full=dict(n_experts=16, k=4, n_tokens=256, n_iter=20_000, n_reps=32, step=0.05),
