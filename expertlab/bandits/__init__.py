@@ -13,8 +13,9 @@ and return frozen results.
 
 from ..sim._rates import document_claims as _document_claims
 from . import _claims, _claims_exploration, _claims_safe, _claims_trees, instances  # noqa: F401  (register claims)
-from ._active_ranking import (ActiveRankingResult, active_ranking, best_expert, compare_experts, comparison_budget,
+from ._active_ranking import (ActiveRankingResult, active_ranking, compare_experts, comparison_budget,
                               dense_gap_means, one_task_gap_means)
+from ._best_expert import best_expert, cluster_below_best_means
 from ._elimination import EliminationState, successive_elimination
 from ._etc import etc_expected_regret, explore_then_commit
 from ._exp3 import Exp3State, exp3, exp3_ix
@@ -93,6 +94,7 @@ __all__ = [
     "ActiveRankingResult",
     "active_ranking",
     "best_expert",
+    "cluster_below_best_means",
     "compare_experts",
     "comparison_budget",
     "dense_gap_means",

@@ -27,7 +27,7 @@ from .._random import rep_key, seed_to_uint64, stream_key, uniform
 from .._validation import check_float, check_in, check_int, check_open_unit
 from ..sim._variates import normal
 
-__all__ = ["ActiveRankingResult", "active_ranking", "best_expert", "compare_experts", "dense_gap_means",
+__all__ = ["ActiveRankingResult", "active_ranking", "compare_experts", "dense_gap_means",
            "one_task_gap_means", "comparison_budget"]
 
 _TASK_STREAM = np.uint64(0x6A09E667F3BCC909)
@@ -142,32 +142,6 @@ def _rank_kernel(M, log_inv_delta, sigma, seed, rep_offset, max_queries, uniform
                                      stream_key(rk, _NOISE_STREAM), max_queries, uniform_only, order[r])
         queries[r] = q
         comps[r] = c
-        ok[r] = good
-
-
-@njit(parallel=True, cache=False)
-def _best_kernel(M, log_inv_delta, sigma, seed, rep_offset, max_queries, uniform_only, best, queries, comps, ok):
-    n = M.shape[0]
-    for r in prange(best.shape[0]):
-        rk = rep_key(seed, np.uint64(rep_offset + r))
-        ktask = stream_key(rk, _TASK_STREAM)
-        knoise = stream_key(rk, _NOISE_STREAM)
-        counter = np.uint64(0)
-        champ = 0
-        used = 0
-        good = True
-        for i in range(1, n):
-            s, q, counter = _compare(M, i, champ, log_inv_delta, sigma, ktask, knoise, counter,
-                                     max_queries - used, uniform_only)
-            used += q
-            if s == 0:
-                good = False
-                break
-            if s > 0:
-                champ = i
-        best[r] = champ
-        queries[r] = used
-        comps[r] = n - 1 if good else 0
         ok[r] = good
 
 
@@ -390,54 +364,6 @@ def active_ranking(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: in
     truth = _true_ranking(M)
     correct = ok & np.all(order == truth[None, :], axis=1)
     return ActiveRankingResult(order, truth, correct, ok, queries, comps, delta, sigma, int(seed_u), rep_offset, wall)
-
-
-def best_expert(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: int = 100, seed=0,
-                rep_offset: int = 0, max_queries: int | None = None, schedule: str = "adaptive") -> ActiveRankingResult:
-    r"""Identify the best expert by a sequential max search over adaptive comparisons.
-
-    The current champion is compared with each remaining expert in turn
-    (``n_experts - 1`` comparisons, each at :math:`\delta/(n-1)`, the
-    comparison of :func:`active_ranking`), so the returned expert is the best
-    with probability at least :math:`1 - \delta`.  Parameters and result as
-    in :func:`active_ranking`; ``ranking`` holds the returned expert.
-
-    Notes
-    -----
-    *Simplified*: the paper's best-expert procedure (Algorithm 4) is a
-    max-search variant whose comparisons adapt to the gaps to the best
-    expert; this sequential champion search is the plain version with a
-    union bound over the ``n - 1`` comparisons, so its query count can
-    exceed the paper's bound when many experts are close to the champion.
-
-    References
-    ----------
-    .. [1] E. M. Saad, N. Verzelen, A. Carpentier, ICML 2023, best-expert
-       identification (Algorithm 4); theorem numbers not re-checked.
-
-    Examples
-    --------
-    >>> from expertlab.bandits import best_expert, one_task_gap_means
-    >>> res = best_expert(one_task_gap_means(5, 4, gap=1.0), n_reps=20, seed=0)
-    >>> int(res.truth), bool(res.correct.all())
-    (0, True)
-    """
-    M = _check_means(means, 2)
-    delta, sigma, n_reps, seed_u, rep_offset, max_q, unif = _common(delta, sigma, n_reps, seed, rep_offset,
-                                                                    max_queries, schedule)
-    n = M.shape[0]
-    log_inv = math.log((n - 1) / delta)
-    best = np.zeros(n_reps, dtype=np.int64)
-    queries = np.zeros(n_reps, dtype=np.int64)
-    comps = np.zeros(n_reps, dtype=np.int64)
-    ok = np.zeros(n_reps, dtype=np.bool_)
-    t0 = time.perf_counter()
-    with np.errstate(over="ignore"):
-        _best_kernel(M, log_inv, sigma, seed_u, rep_offset, max_q, unif, best, queries, comps, ok)
-    wall = time.perf_counter() - t0
-    truth = np.int64(_true_ranking(M)[0])
-    return ActiveRankingResult(best, truth, ok & (best == truth), ok, queries, comps, delta, sigma, int(seed_u),
-                               rep_offset, wall)
 
 
 def compare_experts(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: int = 100, seed=0,

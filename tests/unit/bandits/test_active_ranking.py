@@ -10,8 +10,7 @@ from scipy.stats import beta as beta_dist
 
 from expertlab import _random
 from expertlab.sim._variates import normal
-from expertlab.bandits import (active_ranking, best_expert, compare_experts, comparison_budget, dense_gap_means,
-                               one_task_gap_means)
+from expertlab.bandits import active_ranking, compare_experts, comparison_budget, dense_gap_means, one_task_gap_means
 
 
 def test_comparison_budget_counts_binary_insertion():
@@ -105,14 +104,6 @@ def test_ranking_is_exact_with_probability_at_least_one_minus_delta():
     upper = 1.0 if k == 300 else beta_dist.ppf(0.999, k + 1, 300 - k)
     assert upper >= 0.8, f"success {k}/300 is significantly below 1 - delta"
     assert lower > 0.5
-
-
-def test_best_expert_finds_the_best():
-    M = one_task_gap_means(6, 5, 0.6)[::-1]  # the best expert is the last row
-    res = best_expert(M, delta=0.05, n_reps=100, seed=2)
-    assert int(res.truth) == 5
-    assert res.success_rate >= 0.95
-    assert (res.n_comparisons == 5).all()
 
 
 def test_adaptive_schedule_beats_uniform_sweeps_on_a_one_task_gap():
