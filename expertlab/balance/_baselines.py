@@ -3,7 +3,7 @@ r"""Routing baselines: auxiliary balancing loss, BASE layers, Sinkhorn routing, 
 * :func:`aux_loss` — the Switch/GShard auxiliary load-balancing loss and its
   analytic gradient with respect to the router logits.
 * :func:`base_route` — BASE layers: the exact balanced assignment
-  (:func:`expertlab.balance._exact.solve_exact`).
+  (:func:`expertlab.balance.solve_exact`).
 * :func:`sinkhorn_route` — S-BASE: log-domain Sinkhorn balancing of
   :math:`\exp(s/\tau)`, then top-k of the balanced plan.
 * :func:`expert_choice_route` — every expert picks its top-C tokens.
@@ -223,7 +223,7 @@ def base_route(scores, k: int = 1, *, method: str = "auto") -> RouteResult:
     k : int
         Experts per token.
     method : {"auto", "highs", "assignment", "flow", "cvxpy"}
-        Passed to :func:`~expertlab.balance._exact.solve_exact`.
+        Passed to :func:`~expertlab.balance.solve_exact`.
 
     Returns
     -------

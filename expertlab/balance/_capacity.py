@@ -8,7 +8,7 @@ expert parallelism the most loaded expert sets the latency of the layer.
 have room (``policy="reroute"``).  It reports the latency proxy (the largest
 load), the drop rate and the score lost against the exact
 capacity-constrained optimum, solved by
-:func:`expertlab.balance._exact.solve_exact`.
+:func:`expertlab.balance.solve_exact`.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def capacity_route(scores, k: int, gamma: float, *, policy: str = "drop", bias=N
         and the reroute preference use :math:`s + b`; ranking inside an
         expert and the kept score use :math:`s`.
     exact_method : {"auto", "highs", "flow", "cvxpy", "assignment"} or None
-        Method of :func:`~expertlab.balance._exact.solve_exact` for the
+        Method of :func:`~expertlab.balance.solve_exact` for the
         optimum (one solve per batch); ``None`` skips it (NaN optimum).
 
     Returns
@@ -187,7 +187,7 @@ def capacity_route(scores, k: int, gamma: float, *, policy: str = "drop", bias=N
     :math:`\gamma`).
 
     *Drop.*  Route by :math:`\operatorname{top-}k(s_t + b)` (ties to the lower
-    expert index, as :func:`~expertlab.balance._problem.top_k_route`); expert
+    expert index, as :func:`~expertlab.balance.top_k_route`); expert
     :math:`i` keeps the :math:`C` tokens with the largest :math:`s_{t,i}`
     among those routed to it (ties to the lower token index), and drops the
     rest.
@@ -217,7 +217,7 @@ def capacity_route(scores, k: int, gamma: float, *, policy: str = "drop", bias=N
         \mathrm{OPT} = \max_x \sum_{t,i} s_{t,i} x_{t,i}\quad\text{s.t.}\quad
         \sum_i x_{t,i} \le k,\ \sum_t x_{t,i} \le C,\ 0 \le x \le 1 ,
 
-    solved as an :class:`~expertlab.balance._problem.AssignmentProblem`
+    solved as an :class:`~expertlab.balance.AssignmentProblem`
     with ``k`` extra "drop" columns of score 0 and capacity ``N`` (so a
     token's unused slots cost nothing).  This departs from the equality
     form ``AssignmentProblem(scores, k, capacity=C)``, which is infeasible

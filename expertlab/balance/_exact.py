@@ -1,7 +1,7 @@
 r"""Exact solvers of the assignment LP, with dual prices and optimality certificates.
 
 :func:`solve_exact` solves the routing problem of an
-:class:`~expertlab.balance._problem.AssignmentProblem` by HiGHS (scipy),
+:class:`~expertlab.balance.AssignmentProblem` by HiGHS (scipy),
 column-replicated linear assignment (scipy, ``k = 1``), min-cost flow
 (OR-Tools, optional) or the dual LP in cvxpy, and returns an
 :class:`AssignmentResult` whose certificates (primal and dual residuals,
@@ -433,7 +433,7 @@ def solve_exact(problem, method: str = "auto"):
     largest entry of :math:`s_t - p` and :math:`w = (s - p - u)_+`, which
     leaves the E-dimensional dual
     :math:`g(p) = \sum_t \operatorname{top-}k\operatorname{-sum}(s_t - p) +
-    C^\top p` (see :func:`~expertlab.balance._problem.dual_objective`).
+    C^\top p` (see :func:`~expertlab.balance.dual_objective`).
     With :math:`\sum_i C_i = N k` the constraint :math:`p \ge 0` could be
     dropped and :math:`p` is determined only up to a common shift; the
     ``cvxpy`` method keeps :math:`p \ge 0` in all cases (it is then

@@ -9,7 +9,7 @@ to, and a capacity per expert.  Its linear-programming relaxation
     \max_x \sum_{t,i} s_{t,i} x_{t,i} \quad\text{s.t.}\quad
     \sum_i x_{t,i} = k,\;\; \sum_t x_{t,i} \le C_i,\;\; 0 \le x_{t,i} \le 1
 
-is solved exactly by :func:`expertlab.balance._exact.solve_exact`.
+is solved exactly by :func:`expertlab.balance.solve_exact`.
 :func:`top_k_route` is the routing rule of auxiliary-loss-free balancing
 (top-K of ``s + b``) and :func:`dual_objective` the Lagrangian dual function
 ``g(p)`` whose subgradient steps it takes.

@@ -202,7 +202,7 @@ def audit_private(learner: PrivateLearner, losses_a, losses_b, n_reps: int = 100
     Runs ``n_reps`` replications on each matrix (shape ``(horizon,
     n_experts)``, differing in one row), codes each replication's sequence of
     played experts as an integer in base ``n_experts`` and hands the two
-    samples to :func:`expertlab.experts._privacy.privacy_audit` with
+    samples to :func:`expertlab.experts.privacy_audit` with
     ``epsilon`` (default: the learner's own :math:`\\varepsilon`; pass the
     private variant's value to audit a non-private one).  Needs ``horizon * log2(n_experts) < 63``.
 
