@@ -34,7 +34,8 @@ from ._mlprod import MLProdState, ml_prod
 from ._privacy import AuditResult, PrivacyCost, privacy_audit
 from ._private import (NoisyFTPLState, PrivateLearner, PrivateRunResult, SparseVectorState, TreeFTRLState,
                        audit_private, noisy_ftpl, realizable, run_private, sparse_vector_experts, tree_ftrl)
-from ._private_small_loss import SmallLossState, small_loss_experts, small_loss_instance
+from ._private_small_loss import (SmallLossSchedule, SmallLossState, small_loss_experts, small_loss_instance,
+                                  small_loss_schedule)
 from ._squint import SquintState, squint
 
 #: Names of the built-in input sequences of :func:`threshold_mentor`.
@@ -97,6 +98,8 @@ __all__ = [
     "tree_ftrl",
     "TreeFTRLState",
     "small_loss_experts",
+    "small_loss_schedule",
+    "SmallLossSchedule",
     "SmallLossState",
     "small_loss_instance",
     "PrivateLearner",

@@ -15,6 +15,7 @@ run needs.  Driven by :func:`~expertlab.experts.run_private`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, NamedTuple
 
@@ -29,7 +30,7 @@ from ._private_run import PrivateLearner, _budget, _check_loss, _laplace, _unifo
 from ._privacy import (PrivacyCost, compose_advanced, compose_basic, exponential_mechanism_epsilon, per_step_epsilon,
                        sparse_vector_epsilon)
 
-__all__ = ["small_loss_experts", "SmallLossState", "small_loss_instance"]
+__all__ = ["small_loss_experts", "small_loss_schedule", "SmallLossSchedule", "SmallLossState", "small_loss_instance"]
 
 _INIT_SALT = np.uint64(0x2545F4914F6CDD1D)
 
@@ -50,6 +51,75 @@ class SmallLossState(NamedTuple):
     switches: Any
     rho: Any
     cum: Any
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SmallLossSchedule:
+    r"""Per-phase noise scales and thresholds of :func:`small_loss_experts`.
+
+    Arrays are indexed by the phase :math:`k = 1, \dots, P + 1` (slot 0 is
+    unused; phase :math:`P + 1` is the frozen last phase).
+
+    Attributes
+    ----------
+    switch_budget : int
+        Switches :math:`K` allowed per phase.
+    n_phases : int
+        Phases :math:`P` before the threshold passes the horizon.
+    b1, b2 : ndarray, shape (n_phases + 2,)
+        Laplace scales of the AboveThreshold threshold and query noise.
+    eta : ndarray, shape (n_phases + 2,)
+        Rate of the exponential mechanism that picks the next expert.
+    tau : ndarray, shape (n_phases + 2,)
+        Loss threshold of each phase.
+    """
+
+    switch_budget: int
+    n_phases: int
+    b1: np.ndarray
+    b2: np.ndarray
+    eta: np.ndarray
+    tau: np.ndarray
+
+
+def small_loss_schedule(n_experts: int, epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.0,
+                        max_switches: int | None = None, threshold: float | None = None) -> SmallLossSchedule:
+    r"""The phase schedule :func:`small_loss_experts` uses with ``n_experts`` experts.
+
+    Same arguments as :func:`small_loss_experts` (without ``noise``); the
+    learner's privacy cost composes exactly these scales.  See the Notes of
+    :func:`small_loss_experts` for the formulas.
+
+    Examples
+    --------
+    >>> sc = small_loss_schedule(8, epsilon=1.0, horizon=1000)
+    >>> sc.switch_budget, bool(sc.tau[1] < sc.tau[2])
+    (6, True)
+    """
+    eps, dlt = _budget(epsilon, delta)
+    n_experts = check_int(n_experts, "n_experts")
+    horizon = check_int(horizon, "horizon")
+    if max_switches is not None:
+        max_switches = check_int(max_switches, "max_switches")
+    if threshold is not None:
+        threshold = check_float(threshold, "threshold", positive=True)
+    k = max_switches or (math.ceil(math.log2(n_experts)) + 3)
+
+    def e0(j):
+        return per_step_epsilon(eps / (j * (j + 1)), k, dlt / (j * (j + 1)))
+
+    base = threshold if threshold is not None else 8.0 / e0(1) * math.log(2.0 * horizon * k)
+    n_phases = 1 + max(0, math.ceil(math.log2(horizon / base)))  # the first with 2^(P-1) base >= T
+    ph = np.arange(n_phases + 2, dtype=np.float64)
+    ph[0] = 1.0  # unused slot
+    e = np.array([e0(j) for j in ph])
+    b1, b2, eta = 4.0 / e, 8.0 / e, e / 4.0
+    if threshold is None:
+        margin = b2 * math.log(2.0 * horizon * k)
+        tau = margin + (2.0 ** (ph - 1.0) - 1.0) * base
+    else:
+        tau = base * 2.0 ** (ph - 1.0)
+    return SmallLossSchedule(k, n_phases, b1, b2, eta, tau)
 
 
 def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.0,
@@ -178,23 +248,8 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
     def scales(n):
         """Per-phase arrays (index k = 1..P + 1; phase P + 1 is frozen): b1, b2, eta, tau; and K, P."""
         if n not in cache:
-            k = max_switches or (math.ceil(math.log2(n)) + 3)
-
-            def e0(j):
-                return per_step_epsilon(eps / (j * (j + 1)), k, dlt / (j * (j + 1)))
-
-            base = threshold if threshold is not None else 8.0 / e0(1) * math.log(2.0 * horizon * k)
-            n_phases = 1 + max(0, math.ceil(math.log2(horizon / base)))  # the first with 2^(P-1) base >= T
-            ph = np.arange(n_phases + 2, dtype=np.float64)
-            ph[0] = 1.0  # unused slot
-            e = np.array([e0(j) for j in ph])
-            b1, b2, eta = 4.0 / e, 8.0 / e, e / 4.0
-            if threshold is None:
-                margin = b2 * math.log(2.0 * horizon * k)
-                tau = margin + (2.0 ** (ph - 1.0) - 1.0) * base
-            else:
-                tau = base * 2.0 ** (ph - 1.0)
-            cache[n] = (k, n_phases, b1, b2, eta, tau)
+            sc = small_loss_schedule(n, eps, horizon, delta=dlt, max_switches=max_switches, threshold=threshold)
+            cache[n] = (sc.switch_budget, sc.n_phases, sc.b1, sc.b2, sc.eta, sc.tau)
         return cache[n]
 
     def privacy(n):

@@ -45,8 +45,8 @@ How the checks work
 T, n, K, \theta)` over several decades, the parameters are rebuilt here
 from the formulas of the docstring: :math:`K`, :math:`P`,
 :math:`\varepsilon_{0,k}`, and the scales :math:`b_1, b_2, \eta, \tau`.  The
-check asserts that they equal the arrays the learner computes (read from
-its closure; the library has no public accessor for them).  It then
+check asserts that they equal the arrays of ``small_loss_schedule``, the
+schedule the learner itself uses.  It then
 composes the per-mechanism costs with its own transcription of the
 composition theorems and asserts :math:`\varepsilon_{\mathrm{run}} \le
 \varepsilon P/(P+1) < \varepsilon` and :math:`\delta_{\mathrm{run}} <
@@ -91,7 +91,6 @@ the library's reconstruction).
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import numpy as np
@@ -100,7 +99,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import beta, kstest, laplace
 
-from expertlab.experts import small_loss_experts
+from expertlab.experts import small_loss_experts, small_loss_schedule
 from expertlab.experts._privacy import per_step_epsilon
 
 pytestmark = pytest.mark.proof
@@ -142,11 +141,11 @@ def composed_cost(k_sw, n_phases, b1, b2, eta, delta):
 
 
 def library_scales(learner, n):
-    """The learner's own per-phase arrays (slot 0 unused), read from its closure."""
-    scales = inspect.getclosurevars(learner.privacy).nonlocals.get("scales")
-    if scales is None:  # pragma: no cover - the learner was restructured
-        pytest.fail("small_loss_experts no longer exposes its scales in the closure of privacy()")
-    return scales(n)
+    """The per-phase arrays (slot 0 unused) the learner uses, from the public ``small_loss_schedule``."""
+    p = learner.params
+    sc = small_loss_schedule(n, p["epsilon"], p["horizon"], delta=p["delta"], max_switches=p["max_switches"],
+                             threshold=p["threshold"])
+    return sc.switch_budget, sc.n_phases, sc.b1, sc.b2, sc.eta, sc.tau
 
 
 log_uniform = st.floats(-2.0, 2.0).map(lambda x: 10.0**x)
