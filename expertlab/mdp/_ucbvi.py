@@ -10,10 +10,12 @@ import numpy as np
 from .._validation import check_float, check_in, check_open_unit
 from ._episodic import EpisodeSpec, EpisodicLearner
 
-__all__ = ["UCBVIState", "ucbvi", "ucbvi_bonus", "optimistic_q_values", "BONUSES"]
+__all__ = ["UCBVIState", "ucbvi", "ucbvi_bonus", "optimistic_q_values", "BONUSES", "BACKUPS"]
 
 #: Bonus shapes of :func:`ucbvi`.
 BONUSES = ("hoeffding", "bernstein", "rlberry")
+#: Backups of :func:`ucbvi`: this library's clipped one, and rlberry's.
+BACKUPS = ("clipped", "rlberry")
 
 
 class UCBVIState(NamedTuple):
@@ -24,12 +26,16 @@ class UCBVIState(NamedTuple):
     ``stationary=True``); ``visits (n_reps, H, S)`` counts the visits of each
     state at each stage.  ``rewards (H, S, A)`` and ``log_term`` (the
     :math:`L = \\ln(5 S A T / \\delta)` of the paper) are shared constants.
+    ``reward_sums (n_reps, H, S, A)`` sums the observed rewards of each
+    stage-state-action (``backup="rlberry"``, which estimates the rewards;
+    else ``None``).
     """
 
     counts: np.ndarray
     visits: np.ndarray
     rewards: np.ndarray
     log_term: float
+    reward_sums: np.ndarray | None = None
 
 
 def ucbvi_bonus(kind, n, h, horizon, *, log_term=1.0, scale=1.0, p_hat=None, v_next=None, visits_next=None,
@@ -97,7 +103,7 @@ def ucbvi_bonus(kind, n, h, horizon, *, log_term=1.0, scale=1.0, p_hat=None, v_n
 
 
 def optimistic_q_values(state: UCBVIState, bonus: str = "hoeffding", *, bonus_scale: float = 1.0,
-                        stationary: bool = False) -> np.ndarray:
+                        stationary: bool = False, backup: str = "clipped") -> np.ndarray:
     r"""The optimistic :math:`Q` of UCBVI for every replication, shape ``(n_reps, H, S, A)``.
 
     Parameters
@@ -107,6 +113,8 @@ def optimistic_q_values(state: UCBVIState, bonus: str = "hoeffding", *, bonus_sc
     bonus_scale : float
     stationary : bool
         Must match the shape of ``state.counts``.
+    backup : {"clipped", "rlberry"}
+        The backward induction (see the Notes of :func:`ucbvi`).
 
     Returns
     -------
@@ -119,6 +127,9 @@ def optimistic_q_values(state: UCBVIState, bonus: str = "hoeffding", *, bonus_sc
     last axis.
     """
     check_in(bonus, "bonus", BONUSES)
+    check_in(backup, "backup", BACKUPS)
+    if backup == "rlberry":
+        return _rlberry_q_values(state, bonus_scale, stationary)
     counts, rew = state.counts, state.rewards
     n_reps, h_, s_ = state.visits.shape
     a_ = rew.shape[-1]
@@ -147,8 +158,32 @@ def optimistic_q_values(state: UCBVIState, bonus: str = "hoeffding", *, bonus_sc
     return q_all
 
 
+def _rlberry_q_values(state: UCBVIState, c: float, stationary: bool) -> np.ndarray:
+    """rlberry's UCBVI backup (stage-dependent): estimated rewards, uniform kernel before a visit, V <= H."""
+    if stationary or state.reward_sums is None:
+        raise ValueError("backup='rlberry' needs stationary=False and a state that sums the rewards "
+                         "(a state made by ucbvi(..., backup='rlberry'))")
+    counts = state.counts
+    n_reps, h_, s_, a_ = state.reward_sums.shape
+    n = counts.sum(axis=-1)  # (R, H, S, A)
+    n1 = np.maximum(n, 1.0)
+    r_hat = state.reward_sums / n1
+    p_hat = np.where(n[..., None] > 0, counts / n1[..., None], 1.0 / s_)
+    v = np.zeros((n_reps, s_))
+    q_all = np.empty((n_reps, h_, s_, a_))
+    for h in range(h_ - 1, -1, -1):
+        vmax = float(h_ - h)
+        b = np.where(n[:, h] > 0, np.minimum(c / np.sqrt(n1[:, h]) + vmax / n1[:, h], vmax), vmax)
+        q = r_hat[:, h] + b
+        if h < h_ - 1:
+            q = q + np.einsum("rsat,rt->rsa", p_hat[:, h], v)
+        q_all[:, h] = q
+        v = np.minimum(q.max(axis=-1), float(h_))
+    return q_all
+
+
 def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 1.0,
-          stationary: bool = False) -> EpisodicLearner:
+          stationary: bool = False, backup: str = "clipped") -> EpisodicLearner:
     r"""UCBVI for episodic tabular MDPs with known rewards in [0, 1].
 
     Parameters
@@ -168,6 +203,11 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
         stage-independent transitions).  By default each stage has its own
         empirical kernel, as :class:`FiniteHorizonMDP` allows stage-dependent
         transitions.
+    backup : {"clipped", "rlberry"}
+        ``"clipped"``: the backward induction below, with the known rewards.
+        ``"rlberry"`` (with ``bonus="rlberry"`` and ``stationary=False``):
+        the backup of rlberry's ``UCBVIAgent`` (``stage_dependent=True``),
+        for a side-by-side run with that package.
 
     Returns
     -------
@@ -189,6 +229,12 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
     (first maximiser).  Bonuses: :func:`ucbvi_bonus`.  Each stage's value is
     clipped at the largest return left, :math:`H - h`, which for rewards in
     [0, 1] is at least :math:`Q^\star_h` (the paper clips at :math:`H`).
+
+    ``backup="rlberry"`` follows rlberry's ``UCBVIAgent`` instead: the
+    rewards are estimated (the mean of the rewards observed at
+    :math:`(h, s, a)`, 0 before the first visit), an unvisited pair has the
+    uniform kernel and the bonus :math:`H - h`, :math:`Q_h` is not clipped,
+    and :math:`V_h = \min(\max_a Q_h, H)`.
 
     Departures from the paper: the minimum with the previous episode's
     :math:`Q` is omitted (it only makes the estimates monotone); the
@@ -225,6 +271,11 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
     if not isinstance(stationary, (bool, np.bool_)):
         raise TypeError(f"stationary must be a bool, got {type(stationary).__name__}")
     stationary = bool(stationary)
+    backup = check_in(backup, "backup", BACKUPS)
+    if backup == "rlberry" and (bonus != "rlberry" or stationary):
+        raise ValueError("backup='rlberry' is rlberry's stage-dependent UCBVI: it needs bonus='rlberry' and "
+                         f"stationary=False, got bonus={bonus!r}, stationary={stationary}")
+    track = backup == "rlberry"
 
     def init(spec: EpisodeSpec, n_reps: int, seed=None) -> UCBVIState:
         r = np.asarray(spec.rewards, dtype=np.float64)
@@ -233,10 +284,12 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
         h_, s_, a_ = spec.horizon, spec.n_states, spec.n_actions
         log_term = math.log(5.0 * s_ * a_ * spec.n_episodes * h_ / delta)
         counts = np.zeros((n_reps, 1 if stationary else h_, s_, a_, s_))
-        return UCBVIState(counts, np.zeros((n_reps, h_, s_)), r, log_term)
+        sums = np.zeros((n_reps, h_, s_, a_)) if track else None
+        return UCBVIState(counts, np.zeros((n_reps, h_, s_)), r, log_term, sums)
 
     def plan(state: UCBVIState) -> np.ndarray:
-        return optimistic_q_values(state, bonus, bonus_scale=bonus_scale, stationary=stationary).argmax(axis=-1)
+        return optimistic_q_values(state, bonus, bonus_scale=bonus_scale, stationary=stationary,
+                                   backup=backup).argmax(axis=-1)
 
     def update(state: UCBVIState, states, actions, rewards) -> UCBVIState:
         counts = state.counts.copy()
@@ -246,7 +299,13 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
         stage = np.zeros(n_reps * h_, dtype=np.int64) if stationary else np.tile(np.arange(h_), n_reps)
         np.add.at(counts, (rows, stage, states[:, :-1].ravel(), actions.ravel(), states[:, 1:].ravel()), 1.0)
         np.add.at(visits, (rows, np.tile(np.arange(h_), n_reps), states[:, :-1].ravel()), 1.0)
-        return state._replace(counts=counts, visits=visits)
+        sums = state.reward_sums
+        if sums is not None:
+            sums = sums.copy()
+            np.add.at(sums, (rows, stage, states[:, :-1].ravel(), actions.ravel()),
+                      np.asarray(rewards, dtype=np.float64).ravel())
+        return state._replace(counts=counts, visits=visits, reward_sums=sums)
 
-    return EpisodicLearner(f"ucbvi-{bonus}", {"bonus": bonus, "delta": delta, "bonus_scale": bonus_scale,
-                                             "stationary": stationary}, init, plan, update)
+    name = f"ucbvi-{bonus}" if backup == "clipped" else "ucbvi-rlberry-backup"
+    return EpisodicLearner(name, {"bonus": bonus, "delta": delta, "bonus_scale": bonus_scale,
+                                  "stationary": stationary, "backup": backup}, init, plan, update)

@@ -196,3 +196,29 @@ def test_validation():
     st = ucbvi().init(EpisodeSpec(1, 1, 2, np.zeros((2, 1, 1)), 0, 5), 1, 0)
     with pytest.raises(ValueError, match="stationary"):
         optimistic_q_values(st, stationary=True)
+
+
+def test_rlberry_backup_arguments_are_checked():
+    with pytest.raises(ValueError, match="backup"):
+        ucbvi("rlberry", backup="exact")
+    with pytest.raises(ValueError, match="bonus='rlberry'"):
+        ucbvi("hoeffding", backup="rlberry")
+    with pytest.raises(ValueError, match="stationary=False"):
+        ucbvi("rlberry", backup="rlberry", stationary=True)
+    st = ucbvi().init(EpisodeSpec(1, 1, 2, np.zeros((2, 1, 1)), 0, 5), 1, 0)  # sums no rewards
+    with pytest.raises(ValueError, match="sums the rewards"):
+        optimistic_q_values(st, "rlberry", backup="rlberry")
+
+
+def test_rlberry_backup_by_hand():
+    # one state, two actions, H = 2, c = 0.5.  Before any data every pair has the uniform kernel, reward 0
+    # and bonus H - h: Q_1 = 1, V_1 = 1; Q_0 = 2 + 1 = 3 (not clipped), V_0 = min(3, H) = 2.
+    L = ucbvi("rlberry", bonus_scale=0.5, backup="rlberry")
+    st = L.init(EpisodeSpec(1, 2, 2, np.full((2, 1, 2), 0.5), 0, 10), 1, 0)
+    np.testing.assert_allclose(optimistic_q_values(st, "rlberry", bonus_scale=0.5, backup="rlberry")[0],
+                               [[[3.0, 3.0]], [[1.0, 1.0]]])
+    # play action 1 at both stages, observing reward 0.25 then 0.75: n = 1 there, bonus min(0.5 + v, v) = v,
+    # Q_1(a=1) = 0.75 + 1 = 1.75; Q_0(a=1) = 0.25 + 2 + V_1 with V_1 = min(max(1, 1.75), 2) = 1.75 -> 4.0
+    st = L.update(st, np.zeros((1, 3), dtype=np.int64), np.ones((1, 2), dtype=np.int64), np.array([[0.25, 0.75]]))
+    q = optimistic_q_values(st, "rlberry", bonus_scale=0.5, backup="rlberry")[0]
+    np.testing.assert_allclose(q, [[[2.0 + 1.75, 4.0]], [[1.0, 1.75]]])
