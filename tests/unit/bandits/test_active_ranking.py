@@ -1,15 +1,15 @@
-"""Active ranking of experts: hand-worked schedules, an independent comparison, batching and bad input."""
+"""Active ranking of experts: hand-worked schedules, batching and bad input.
+
+The plain-Python reference of the pairwise comparison is in ``test_best_expert.py``.
+"""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 from scipy.stats import beta as beta_dist
 
-from expertlab import _random
-from expertlab.sim._variates import normal
 from expertlab.bandits import active_ranking, compare_experts, comparison_budget, dense_gap_means, one_task_gap_means
 
 
@@ -44,46 +44,6 @@ def test_noiseless_one_task_gap_follows_the_schedule():
     hits = int((res.n_queries == 2).sum())
     lo, hi = beta_dist.ppf([0.0005, 0.9995], [hits, hits + 1], [400 - hits + 1, 400 - hits])
     assert lo <= 0.25 <= hi
-
-
-def _reference_compare(M, log_inv_delta, sigma, seed, rep):
-    """Plain-Python comparison of experts 0 and 1, written from the schedule in the docstring."""
-    d = M.shape[1]
-    rk = _random.rep_key(np.uint64(seed), np.uint64(rep))
-    ktask = _random.stream_key(rk, np.uint64(0x6A09E667F3BCC909))
-    knoise = _random.stream_key(rk, np.uint64(0xBB67AE8584CAA73B))
-    top = math.ceil(math.log2(d)) if d > 1 else 0
-    draw, queries, r = 0, 0, 0
-    while True:
-        levels = list(range(max(0, r - top), r + 1))
-        lam = log_inv_delta + math.log(math.pi ** 2 / 6 * (r + 1) ** 2 * 2 * len(levels))
-        for lev in levels:
-            h, m = 2 ** lev, 2 ** (r - lev)
-            tasks = list(range(d)) if m >= d else None
-            m = min(m, d)
-            sums = []
-            for q in range(m):
-                j = tasks[q] if tasks is not None else min(int(_random.uniform(ktask, np.uint64(draw)) * d), d - 1)
-                z = float(normal(knoise, np.uint64(draw)))
-                sums.append(h * (M[0, j] - M[1, j]) + sigma * math.sqrt(2 * h) * z)
-                draw += 1
-            queries += 2 * h * m
-            cands = [(abs(x) / (sigma * math.sqrt(4 * h * (lam + math.log(m)))), x) for x in sums]
-            cands.append((abs(sum(sums)) / (sigma * math.sqrt(4 * h * m * lam)), sum(sums)))
-            z, x = max(cands, key=lambda c: c[0])
-            if z > 1:
-                return (1 if x > 0 else -1), queries
-        r += 1
-
-
-@pytest.mark.parametrize("M", [one_task_gap_means(2, 5, 0.8, task=3), dense_gap_means(2, 3, 0.3),
-                               np.array([[0.4, 0.1, 0.0, 0.2], [0.0, 0.0, -0.1, 0.2]])])
-def test_compiled_comparison_matches_plain_python(M):
-    with np.errstate(over="ignore"):
-        res = compare_experts(M, delta=0.1, n_reps=12, seed=7)
-        ref = [_reference_compare(M, math.log(10.0), 1.0, 7, r) for r in range(12)]
-    assert res.ranking.tolist() == [s for s, _ in ref]
-    assert res.n_queries.tolist() == [q for _, q in ref]
 
 
 def test_replications_do_not_depend_on_batching():

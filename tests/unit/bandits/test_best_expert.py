@@ -1,4 +1,4 @@
-"""Best-expert identification: a plain-Python reference of both searches, their costs, batching, bad input."""
+"""Best-expert identification, and a plain-Python reference of the pairwise comparison and of both searches."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from scipy.stats import beta as beta_dist
 
 from expertlab import _random
-from expertlab.bandits import best_expert, cluster_below_best_means, dense_gap_means, one_task_gap_means
+from expertlab.bandits import (best_expert, cluster_below_best_means, compare_experts, dense_gap_means,
+                               one_task_gap_means)
 from expertlab.sim._variates import normal
 
 _TASK = np.uint64(0x6A09E667F3BCC909)
@@ -47,6 +48,20 @@ def _compare(M, a, b, lq0, sigma, keys, draw, cap):
             if z > 1:
                 return (1 if x > 0 else -1), queries, draw
         r += 1
+
+
+@pytest.mark.parametrize("M", [one_task_gap_means(2, 5, 0.8, task=3), dense_gap_means(2, 3, 0.3),
+                               np.array([[0.4, 0.1, 0.0, 0.2], [0.0, 0.0, -0.1, 0.2]])])
+def test_compiled_comparison_matches_plain_python(M):
+    with np.errstate(over="ignore"):
+        res = compare_experts(M, delta=0.1, n_reps=12, seed=7)
+        ref = []
+        for r in range(12):
+            rk = _random.rep_key(np.uint64(7), np.uint64(r))
+            keys = (_random.stream_key(rk, _TASK), _random.stream_key(rk, _NOISE))
+            ref.append(_compare(M, 0, 1, math.log(10.0), 1.0, keys, 0, math.inf))
+    assert res.ranking.tolist() == [s for s, _, _ in ref]
+    assert res.n_queries.tolist() == [q for _, q, _ in ref]
 
 
 def _reference_doubling(M, delta, sigma, seed, rep, first_cap):
