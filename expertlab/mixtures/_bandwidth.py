@@ -82,7 +82,8 @@ def _weighted_quantile(x, w, q):
 
 def _positive(h, name):
     if np.any(~(h > 0)):
-        raise ValueError(f"{name}: a row has zero spread (all its weighted samples are equal)")
+        raise ValueError(f"{name}: a row has zero spread (its weighted samples are all equal, or their "
+                         "weighted spread underflows to 0)")
     return h
 
 
@@ -266,8 +267,9 @@ def bandwidth(x, rule="isj", *, sample_weight=None, floor=None):
     rule : {"isj", "scott", "silverman"}
     sample_weight : array, shape (..., n_samples), optional
     floor : float or array broadcastable to ``x.shape[:-1]``, optional
-        Lower bound of the result; rows whose weighted samples are all equal
-        get ``floor`` instead of raising.
+        Lower bound of the result; rows whose weighted samples are all equal,
+        or whose weighted standard deviation is 0 in double precision, get
+        ``floor`` instead of raising.
 
     Returns
     -------
@@ -289,7 +291,9 @@ def bandwidth(x, rule="isj", *, sample_weight=None, floor=None):
     if not np.all(np.isfinite(flat)) or np.any(flat <= 0):
         raise ValueError("floor must be finite and positive")
     pos = w > 0
-    degenerate = np.max(np.where(pos, x, -np.inf), -1) <= np.min(np.where(pos, x, np.inf), -1)
+    # all weighted samples equal, or a spread that underflows to 0 (weights of 1e-200 on distinct values)
+    equal = np.max(np.where(pos, x, -np.inf), -1) <= np.min(np.where(pos, x, np.inf), -1)
+    degenerate = equal | ~(_moments(x, w)[1] > 0)
     safe = np.where(degenerate[..., None], np.arange(x.shape[-1], dtype=np.float64), x)
     safe_w = np.where(degenerate[..., None], 1.0, w)
     return np.where(degenerate, flat, np.maximum(fn(safe, sample_weight=safe_w), flat))

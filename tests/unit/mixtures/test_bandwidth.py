@@ -99,3 +99,14 @@ def test_floor_replaces_degenerate_rows_and_bounds_the_rest():
         assert bandwidth(x[0], rule, floor=10.0) == 10.0
     with pytest.raises(ValueError, match="floor"):
         bandwidth(x, "scott", floor=0.0)
+
+
+def test_floor_replaces_rows_whose_weighted_spread_underflows():
+    # distinct values, but w (x - mean)^2 = 1e-200 * 1e-200 underflows: the spread is 0 in double precision
+    x = np.array([[0.0, 1e-100, 0.0], [0.0, 1.0, 2.0]])
+    w = np.array([[1.0, 1e-200, 0.5], [1.0, 1.0, 1.0]])
+    for rule in ("isj", "scott", "silverman"):
+        h = bandwidth(x, rule, sample_weight=w, floor=0.01)
+        assert h[0] == 0.01 and h[1] == pytest.approx(bandwidth(x[1], rule), rel=1e-12)
+    with pytest.raises(ValueError, match="zero spread"):
+        scott_bandwidth(x[:1], sample_weight=w[:1])
