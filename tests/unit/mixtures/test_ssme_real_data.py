@@ -7,7 +7,9 @@ labelled-only estimate's.  The check: SSME (class-conditional KDE, Scott's bandw
 both metrics in a majority of splits (one-sided Clopper–Pearson lower bound at 95 % above 1/2), and
 its mean absolute error is below labelled-only's with a paired bootstrap interval over splits that
 excludes 0.  breast_cancer and digits are left to the printed comparison of
-``simulations/mixtures/ssme.py --real-data`` (minutes on two cores).
+``simulations/mixtures/ssme.py --real-data`` (minutes on two cores).  On digits (10 classes, 36 ALR
+coordinates) SSME with the KDE does not beat labelled-only: over 2 splits its mean absolute accuracy
+error is 0.44 against 0.06 (the Gaussian class-conditionals 0.066, Dawid–Skene 0.030), in 7 minutes.
 """
 
 import numpy as np
