@@ -147,8 +147,11 @@ def initial_responsibilities(probs, labels):
     return np.where((labels >= 0)[..., None], onehot, np.mean(probs, axis=2))
 
 
-def _m_and_log_density(Z, onehot_pred, resp, density, rule, smoothing, reg_covar, n_blocks):
-    """M-step of the class-conditional densities and their log-densities at the data, (R, n, K)."""
+def _m_and_log_density(Z, onehot_pred, resp, density, rule, smoothing, reg_covar, n_blocks, shared=False):
+    """M-step of the class-conditional densities and their log-densities at the data, (R, n, K).
+
+    ``shared`` (KDE): every class gets, per coordinate, the prior-weighted geometric mean of the per-class widths.
+    """
     if density == "kde":
         R, n, D = Z.shape
         x = np.broadcast_to(np.swapaxes(Z, 1, 2)[:, None], (R, resp.shape[-1], D, n))
@@ -156,6 +159,9 @@ def _m_and_log_density(Z, onehot_pred, resp, density, rule, smoothing, reg_covar
         floor = 1e-2 * np.std(Z, axis=1)[:, None, :] + 1e-8                      # (R, 1, D)
         h = np.full(x.shape[:-1], float(rule)) if not isinstance(rule, str) else \
             _bandwidth(x, rule, sample_weight=w, floor=floor)
+        if shared:
+            prior = np.mean(resp, axis=1)                                             # (R, K)
+            h = np.broadcast_to(np.exp(np.einsum("rk,rkd->rd", prior, np.log(h)))[:, None], h.shape).copy()
         return {"bandwidths": h}, kde_log_density(Z, resp, h, n_blocks)
     if density == "gaussian":
         g = _m_step(Z, resp, None, "full", reg_covar, np)

@@ -10,7 +10,8 @@ unlabelled points.  Drawn for comparison: the labelled-only estimate, whose
 error does not change with n_u.
 
 ``python simulations/mixtures/ssme.py --real-data`` also compares SSME (KDE
-with the improved Sheather–Jones bandwidth) with its baselines on
+with the improved Sheather–Jones and Scott bandwidths, shared by the classes or
+one per class, and Gaussian class-conditionals) with its baselines on
 scikit-learn's bundled data sets, with heterogeneous classifiers trained on a
 separate split.
 """
@@ -79,32 +80,18 @@ EXPERIMENTS = [
 
 
 def real_data_comparison(dataset="breast_cancer", *, n_labeled=20, n_splits=10, seed=0, n_draws=50,
-                         variants=(("kde", "isj"), ("kde", "scott"), ("gaussian", None))):
+                         variants=(("kde", "isj", True), ("kde", "scott", True), ("kde", "scott", False),
+                                   ("gaussian", None, True))):
     """Mean absolute accuracy error of SSME variants and the baselines on a scikit-learn data set.
 
-    Four heterogeneous classifiers are trained on a third of the data; the
-    rest is the evaluation pool, of which ``n_labeled`` points are labelled.
-    Returns ``{method: mean |estimate - accuracy on the pool|}`` over classifiers and splits.
+    Four heterogeneous classifiers (:func:`~expertlab.mixtures.classifier_pool`) are trained on a
+    third of the data; the rest is the evaluation pool, of which ``n_labeled`` points are labelled.
+    A variant is ``(density, bandwidth rule, shared_bandwidth)``.  Returns ``{method: mean |estimate -
+    accuracy on the pool|}`` over classifiers and splits.
     """
-    from sklearn import datasets
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import train_test_split
-    from sklearn.naive_bayes import GaussianNB
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.tree import DecisionTreeClassifier
+    from expertlab.mixtures import classifier_pool, dawid_skene, majority_vote, ppi_accuracy, pseudo_labels
 
-    from expertlab.mixtures import dawid_skene, majority_vote, ppi_accuracy, pseudo_labels
-
-    X, y = getattr(datasets, f"load_{dataset}")(return_X_y=True)
-    X_tr, X_ev, y_tr, y_ev = train_test_split(X, y, train_size=1 / 3, random_state=seed, stratify=y)
-    models = [make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000)), GaussianNB(),
-              DecisionTreeClassifier(max_depth=3, random_state=seed),
-              RandomForestClassifier(n_estimators=30, max_depth=4, random_state=seed)]
-    probs = np.stack([m.fit(X_tr, y_tr).predict_proba(X_ev) for m in models], axis=1)
-    probs = np.clip(probs, 1e-4, None)
-    probs = probs / probs.sum(-1, keepdims=True)
+    probs, y_ev = classifier_pool(dataset, seed=seed)
     truth = (np.argmax(probs, -1) == y_ev[:, None]).mean(0)
     rng = np.random.default_rng(np.random.SeedSequence([seed, n_labeled]))
     labels = np.full((n_splits, len(y_ev)), -1)
@@ -114,9 +101,11 @@ def real_data_comparison(dataset="breast_cancer", *, n_labeled=20, n_splits=10, 
     P = np.broadcast_to(probs, (n_splits,) + probs.shape).copy()
     K = probs.shape[-1]
     out = {}
-    for density, rule in variants:
-        res = fit_ssme(P, labels, density=density, **({"bandwidth": rule} if rule else {}))
-        out[f"ssme ({density}{', ' + rule if rule else ''})"] = estimate_metrics(
+    for density, rule, shared in variants:
+        kw = {"bandwidth": rule, "shared_bandwidth": shared} if density == "kde" else {}
+        res = fit_ssme(P, labels, density=density, **kw)
+        tag = f"{density}, {rule}, {'shared' if shared else 'per-class'}" if density == "kde" else density
+        out[f"ssme ({tag})"] = estimate_metrics(
             P, labels, res.posterior, metrics=("accuracy",), n_draws=n_draws, seed=seed).estimates["accuracy"]
     for name, fn in (("labeled only", labeled_only), ("pseudo-labels", pseudo_labels),
                      ("majority vote", majority_vote)):

@@ -202,6 +202,8 @@ def test_fit_validation():
         fit_ssme(probs, y, bandwidth=-1.0)
     with pytest.raises(TypeError, match="independent"):
         fit_ssme(probs, y, independent="yes")
+    with pytest.raises(TypeError, match="shared_bandwidth"):
+        fit_ssme(probs, y, shared_bandwidth=1)
     with pytest.raises(ValueError, match="metrics"):
         estimate_metrics(probs, y, np.full((1, 20, 2), 0.5), metrics=("f1",))
     with pytest.raises(ValueError, match="posterior"):
@@ -214,3 +216,23 @@ def test_kde_handles_a_classifier_with_constant_scores_in_a_class():
     res = fit_ssme(probs, np.where(np.arange(120) < 12, y, -1), density="kde")
     assert np.all(np.isfinite(res.posterior)) and np.all(res.params.bandwidths > 0)
     assert np.mean(np.argmax(res.posterior, -1) == y) > 0.9
+
+
+def test_kde_widths_by_hand_per_class_and_shared():
+    """First M-step from the vote: Scott's weighted rule per class, and its prior-weighted geometric mean."""
+    probs, y = binary_scores(2, 90, 3, 9)
+    labels = np.where(np.arange(90) < 9, y, -1)
+    resp = np.where((labels >= 0)[..., None], np.eye(2)[np.maximum(labels, 0)], probs.mean(axis=2))
+    z = alr(probs)[..., 0]                                               # (R, n, M): one logit per classifier
+    w = resp[:, :, :, None]                                              # (R, n, K, 1)
+    mean = np.sum(w * z[:, :, None], 1) / np.sum(w, 1)                   # (R, K, M)
+    sd = np.sqrt(np.sum(w * (z[:, :, None] - mean[:, None]) ** 2, 1) / np.sum(w, 1))
+    n_eff = np.sum(w, 1) ** 2 / np.sum(w * w, 1)
+    own = sd * (4 / (3 * n_eff)) ** 0.2
+    prior = resp.mean(axis=1)
+    shared = np.exp(np.sum(prior[:, :, None] * np.log(own), axis=1))    # (R, M)
+    a = fit_ssme(probs, labels, bandwidth="scott", shared_bandwidth=False, max_iter=1)
+    b = fit_ssme(probs, labels, bandwidth="scott", max_iter=1)
+    np.testing.assert_allclose(a.params.bandwidths, own, rtol=1e-12)
+    np.testing.assert_allclose(b.params.bandwidths, np.broadcast_to(shared[:, None], own.shape), rtol=1e-12)
+    assert SSME().shared_bandwidth and not SSME(shared_bandwidth=False).shared_bandwidth
