@@ -10,8 +10,9 @@
   router) on large ones.
 - SSME, semi-supervised evaluation of several classifiers from a few labels
   and many unlabelled scores (:func:`fit_ssme`, :class:`SSME`,
-  :func:`estimate_metrics`), its baselines and the Scott, Silverman and
-  improved Sheather–Jones bandwidths.
+  :func:`estimate_metrics`), its baselines, the Scott, Silverman and
+  improved Sheather–Jones bandwidths, and a pool of classifiers scored on
+  scikit-learn's data sets (:func:`classifier_pool`).
 - The MoE speculative-decoding cost model: expected activated experts under
   top-K routing, target efficiency, speedup, and a least-squares fit of the
   time model.
@@ -20,6 +21,9 @@
   :class:`SoftmaxContaminatedMoE`) fitted by batched EM, with its per-parameter
   errors; the softmax-gated Gaussian MoE with frozen experts allowed
   (:func:`fit_softmax_moe`, :class:`SoftmaxGatedMoE`) and its Voronoi losses.
+  The contaminated model's Fisher information by quadrature
+  (:func:`fisher_information`) gives the MLE's asymptotic errors
+  (:func:`asymptotic_parameter_errors`).
 - Mixtures of polynomial experts, the :math:`(m, k)` family of Mendes & Jiang:
   parameter counts, batched EM (:func:`fit_polynomial_moe`) and the Monte
   Carlo KL risk (:func:`kl_risk`) against a true MoE or a smooth target.
@@ -48,6 +52,8 @@ from ._polynomial_experts import (PolyMoEParams, PolyParameterCount, fit_polynom
 from ._shapley import ShapleyResult, shapley_exact, shapley_mc, table_game
 from ._softmax_moe import SoftmaxContaminatedMoE, SoftmaxGatedMoE, fit_softmax_moe
 from ._ssme import SSME, fit_ssme
+from ._contaminated_fisher import asymptotic_parameter_errors, fisher_information
+from ._ssme_data import POOL_DATASETS, classifier_pool
 from ._ssme_baselines import labeled_only, majority_vote, pseudo_labels
 from ._ssme_inference import DawidSkeneResult, PPIResult, dawid_skene, ppi_accuracy
 from ._ssme_model import SSMEParams, SSMEResult, alr, alr_inverse
@@ -69,7 +75,8 @@ __all__ = [
     # softmax-contaminated mixture of experts and Voronoi losses
     "FrozenExpert", "ContaminatedMoEParams", "ContaminatedMoEErrors", "SoftmaxContaminatedMoE",
     "fit_contaminated_moe", "sample_contaminated_moe", "contaminated_moe_loglik", "parameter_errors",
-    "perturbed_truth", "link_value", "link_derivative", "log_density",
+    "perturbed_truth", "link_value", "link_derivative", "log_density", "fisher_information",
+    "asymptotic_parameter_errors",
     "SoftmaxMoEParams", "voronoi_cells", "voronoi_loss_exact", "voronoi_loss_overfit",
     "SoftmaxGatedMoE", "fit_softmax_moe", "sample_softmax_moe",
     # EM cores and the Gaussian mixture
@@ -81,7 +88,8 @@ __all__ = [
     "SSME", "SSMEParams", "SSMEResult", "alr", "alr_inverse", "fit_ssme", "MetricEstimate", "estimate_metrics",
     "draw_labels", "accuracy", "roc_auc", "average_precision", "expected_calibration_error",
     "top_label_calibration_error", "DawidSkeneResult", "PPIResult", "labeled_only", "pseudo_labels", "dawid_skene",
-    "majority_vote", "ppi_accuracy", "bandwidth", "scott_bandwidth", "silverman_bandwidth", "isj_bandwidth",
+    "majority_vote", "ppi_accuracy", "classifier_pool", "POOL_DATASETS", "bandwidth", "scott_bandwidth",
+    "silverman_bandwidth", "isj_bandwidth",
     # MoE speculative-decoding cost model
     "MoETimeFit", "MoETimeModel", "acceptance_length", "expected_activated_experts", "fit_moe_time_model",
     "sd_speedup", "simulate_activated_experts", "target_efficiency",

@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 from scipy.integrate import quad
 
-from expertlab.mixtures import (ContaminatedMoEParams, FrozenExpert, SoftmaxContaminatedMoE, contaminated_moe_loglik,
-                                fit_contaminated_moe, link_derivative, link_value, log_density, parameter_errors,
-                                perturbed_truth, sample_contaminated_moe)
+from expertlab.mixtures import (ContaminatedMoEParams, FrozenExpert, SoftmaxContaminatedMoE, asymptotic_parameter_errors,
+                                contaminated_moe_loglik, fisher_information, fit_contaminated_moe, link_derivative,
+                                link_value, log_density, parameter_errors, perturbed_truth, sample_contaminated_moe)
 from expertlab.mixtures._contaminated_moe import _gate_step, _m_step
 from expertlab.mixtures._moe_links import density_quantile
 
@@ -204,3 +204,57 @@ def test_parameter_errors_of_a_gate_at_the_boundary_is_infinite_without_warning(
     truth, _ = setting(n_reps=1)
     far = ContaminatedMoEParams(truth.beta, np.array([800.0]), truth.eta, truth.nu)
     assert parameter_errors(far, truth).exp_tau[0] == np.inf
+
+
+# --- Fisher information ------------------------------------------------------------------------------------
+
+def test_fisher_information_of_an_open_gate_is_that_of_linear_regression():
+    """Gate fully open (tau = 30), linear link: p(y | x) = N(y; eta'x, nu), so I_eta = E[x x'] / nu = I / nu,
+    I_nu = 1 / (2 nu^2), and the gate and cross terms vanish."""
+    d, nu = 2, 0.7
+    expert = FrozenExpert(np.array([1.0, 0.0]), 1.0, "gaussian", link="linear")
+    p = ContaminatedMoEParams.tile([0.3, -0.2], 30.0, [0.5, -1.0], nu, n_reps=2)
+    info = fisher_information(p, expert, link="linear")
+    assert info.shape == (2, 2 * d + 2, 2 * d + 2)
+    ref = np.zeros((2 * d + 2, 2 * d + 2))
+    ref[d + 1:2 * d + 1, d + 1:2 * d + 1] = np.eye(d) / nu
+    ref[-1, -1] = 1 / (2 * nu ** 2)
+    np.testing.assert_allclose(info, np.broadcast_to(ref, info.shape), rtol=0, atol=1e-9)
+
+
+def test_asymptotic_errors_are_the_mean_errors_of_the_normal_limit():
+    """sqrt(2/pi) sd for the scalars (e^tau by the delta method), E||N(0, block)|| for the vectors (checked
+    against an independent Monte Carlo of the normal), and exactly 1/sqrt(n) in n."""
+    d, n = 2, 500
+    expert = FrozenExpert(np.array([1.0, 0.0]), 0.5, "laplace")
+    p = ContaminatedMoEParams.tile([0.4, -0.3], 0.8, [-1.0, 0.5], 0.6, n_reps=1)
+    cov = np.linalg.inv(fisher_information(p, expert)[0]) / n
+    a = asymptotic_parameter_errors(p, expert, n)
+    c = math.sqrt(2 / math.pi)
+    assert abs(a.exp_tau[0] - c * math.exp(0.8) * math.sqrt(cov[d, d])) < 1e-12 * a.exp_tau[0]
+    assert abs(a.nu[0] - c * math.sqrt(cov[-1, -1])) < 1e-12 * a.nu[0]
+    z = np.random.default_rng(5).multivariate_normal(np.zeros(2 * d + 2), cov, size=400_000)
+    for got, block in ((a.beta[0], z[:, :d]), (a.eta[0], z[:, d + 1:2 * d + 1])):
+        norms = np.linalg.norm(block, axis=1)
+        assert abs(got - norms.mean()) < 4 * norms.std() / math.sqrt(len(norms))
+    b = asymptotic_parameter_errors(p, expert, 4 * n)
+    for key in ("exp_tau", "beta", "eta", "nu"):
+        assert abs(getattr(a, key)[0] / getattr(b, key)[0] - 2.0) < 1e-12
+
+
+def test_fisher_information_bad_input():
+    expert = FrozenExpert(np.array([1.0, 0.0]), 1.0, "gaussian")
+    p = ContaminatedMoEParams.tile([0.0, 0.0], 0.0, [1.0, 0.5], 1.0, n_reps=1)
+    with pytest.raises(TypeError, match="ContaminatedMoEParams"):
+        fisher_information({"beta": 0}, expert)
+    with pytest.raises(ValueError, match="expert.density"):
+        fisher_information(p, FrozenExpert(np.array([1.0, 0.0]), 1.0, "student_t"))
+    with pytest.raises(ValueError, match="x_step"):
+        fisher_information(p, expert, x_step=0.0)
+    with pytest.raises(ValueError, match="link"):
+        fisher_information(p, expert, link="relu")
+    bad = ContaminatedMoEParams.tile([0.0, 0.0], np.nan, [1.0, 0.5], 1.0, n_reps=1)
+    with pytest.raises(ValueError, match="finite"):
+        fisher_information(bad, expert)
+    with pytest.raises(ValueError, match="eta0"):
+        fisher_information(p, FrozenExpert(np.array([1.0]), 1.0, "gaussian"))
