@@ -115,7 +115,10 @@ def fit_ssme(probs, labels, *, density="kde", bandwidth="isj", shared_bandwidth=
     five classes hold under 1% of the mass each and the posterior's most
     likely class is right for 33% of the points (the soft vote it started
     from: 78%); with shared widths it is right for 91% and no class falls
-    below 8%.
+    below 8%.  Sharing has a cost where the classes differ in spread: on
+    wine (16 splits, Scott) the mean absolute accuracy error is 0.0132
+    shared against 0.0097 per class (labelled-only: 0.040); on
+    breast_cancer 0.0163 against 0.0170.
 
     [validated-rates]
 
