@@ -201,6 +201,16 @@ def asymptotic_parameter_errors(params, expert, n_samples, *, link="tanh", n_dra
         Fields of shape (n_reps,), the predicted :math:`\mathbb E` of what
         :func:`~expertlab.mixtures.parameter_errors` measures.
 
+    Notes
+    -----
+    A first-order prediction: it ignores the MLE's bias and higher-order terms, which are small
+    only once the errors are small against the distance to the non-distinguishable point.
+
+    References
+    ----------
+    .. [1] A. W. van der Vaart, *Asymptotic Statistics*, Cambridge University Press, 1998,
+       Thm 5.39 (asymptotic normality of the MLE) and Sec. 3.1 (the delta method).
+
     Examples
     --------
     >>> import numpy as np
