@@ -28,7 +28,7 @@ _DIST = tuple(
 
 # The variance drift (eta* = eta0, nu* = nu0 (1 + n^(-1/8))) is not a claim: its asymptotic errors of exp(tau)
 # are 5.0, 2.2 and 0.94 at n = 1e3, 1e4, 1e5 (exp(tau*) = 2.72), so no rate is visible there.
-_DRIFT = {"eta": ("eta* = e1 (1 + n^(-1/8)), nu* = nu0 = 0.001", "eta")}
+_DRIFT = {"eta": "eta* = e1 (1 + n^(-1/8)), nu* = nu0 = 0.001"}
 _THEOREM_RATE = {"exp-tau": -0.25, "beta": -0.375, "eta": -0.375, "nu": -0.375}
 
 _NON_DIST = tuple(
@@ -40,7 +40,7 @@ _NON_DIST = tuple(
                "n^(-1/2) ||(d eta, d nu)||^(-2) for exp(tau) and n^(-1/2) ||(d eta, d nu)||^(-1) for the others, "
                "i.e. n^(-1/4) and n^(-3/8) when the drift is n^(-1/8)",
         learner="fit_contaminated_moe",
-        description=f"f0 Gaussian with the prompt's link, {_DRIFT[drift][0]}. {_PROTOCOL} The theorem's rate "
+        description=f"f0 Gaussian with the prompt's link, {_DRIFT[drift]}. {_PROTOCOL} The theorem's rate "
                     "is an upper bound; the claim is that the error falls at least that fast (no tolerance).  "
                     "It does fall faster: see the claim of the same name ending in -over-fisher-vs-n.",
     ) for drift in _DRIFT for key, label in _PARAMS)
@@ -55,7 +55,7 @@ _FISHER = tuple(
                "information I(theta*) of this model is computed here (fisher_information), the source paper "
                f"{_SOURCE} does not state it",
         learner="fit_contaminated_moe",
-        description=f"f0 Gaussian with the prompt's link, {_DRIFT[drift][0]}. {_PROTOCOL} At each n the "
+        description=f"f0 Gaussian with the prompt's link, {_DRIFT[drift]}. {_PROTOCOL} At each n the "
                     "prediction is the mean error of N(theta*, I(theta*)^(-1) / n) (asymptotic_parameter_errors); "
                     "the claim is that the measured error follows it, so that their ratio is flat in n.  "
                     "Tolerance 0.1: the next order of the expansion is relative to the drift, error / "

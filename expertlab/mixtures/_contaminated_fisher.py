@@ -230,13 +230,12 @@ def asymptotic_parameter_errors(params, expert, n_samples, *, link="tanh", n_dra
     z = np.random.default_rng(seed).standard_normal((n_draws, d))
     tau = np.asarray(params.tau, float)
 
-    def norm_mean(block):
-        chol = np.linalg.cholesky(block)
-        return np.mean(np.linalg.norm(z @ np.swapaxes(chol, -1, -2), axis=-1), axis=-1)
+    def norm_mean(blocks):                                              # (R, d, d) -> (R,): E||N(0, block)||
+        return np.mean(np.linalg.norm(np.einsum("nj,rij->rni", z, np.linalg.cholesky(blocks)), axis=-1), axis=-1)
 
     c = np.sqrt(2 / np.pi)
     return ContaminatedMoEErrors(
         exp_tau=c * np.exp(tau) * np.sqrt(cov[:, d, d]),
-        beta=np.array([norm_mean(cov[r, :d, :d]) for r in range(R)]),
-        eta=np.array([norm_mean(cov[r, d + 1:2 * d + 1, d + 1:2 * d + 1]) for r in range(R)]),
+        beta=norm_mean(cov[:, :d, :d]),
+        eta=norm_mean(cov[:, d + 1:2 * d + 1, d + 1:2 * d + 1]),
         nu=c * np.sqrt(cov[:, -1, -1]))
