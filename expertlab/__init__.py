@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from . import bandits, experts, mdp, mixtures, sim
+from . import balance, bandits, experts, mdp, mixtures, sim
 
-__all__ = ["bandits", "experts", "mdp", "mixtures", "sim", "__version__"]
+__all__ = ["balance", "bandits", "experts", "mdp", "mixtures", "sim", "__version__"]

@@ -32,28 +32,28 @@ from ._thompson import thompson_sampling
 from ._tsallis import tsallis_inf, tsallis_weights
 from ._ucb import IndexState, moss, ucb1, ucb_alpha
 
-#: Registered bandit learner factories, by name (callable without arguments).
-LEARNERS = {
-    "ucb1": ucb1,
-    "ucb_alpha": ucb_alpha,
-    "kl_ucb": kl_ucb,
-    "thompson_sampling": thompson_sampling,
-    "exp3": exp3,
-    "exp3_ix": lambda horizon=1000, n_arms=2: exp3_ix(horizon, n_arms),
-    "moss": moss,
-    "tsallis_inf": tsallis_inf,
-    "explore_then_commit": explore_then_commit,
-    "successive_elimination": successive_elimination,
-}
+def _register() -> None:
+    from .. import sim
 
-for _name, _factory in (("ucb1", ucb1), ("ucb_alpha", ucb_alpha), ("kl_ucb", kl_ucb), ("thompson_sampling", thompson_sampling),
-                        ("exp3", exp3), ("exp3_ix", exp3_ix), ("moss", moss),
-                        ("tsallis_inf", tsallis_inf), ("explore_then_commit", explore_then_commit),
-                        ("successive_elimination", successive_elimination)):
-    _document_claims(_factory, _name)
+    def example(factory, arms=(0.3, 0.5, 0.7)):
+        return lambda: (factory(), instances.bernoulli(list(arms)), 40)
+
+    for name, factory in (("ucb1", ucb1), ("ucb_alpha", ucb_alpha), ("kl_ucb", kl_ucb),
+                          ("thompson_sampling", thompson_sampling), ("exp3", exp3), ("moss", moss),
+                          ("tsallis_inf", tsallis_inf), ("explore_then_commit", explore_then_commit),
+                          ("successive_elimination", successive_elimination)):
+        sim.register_learner(name, factory, family="bandits", feedback="bandit", example=example(factory))
+        _document_claims(factory, name)
+    sim.register_learner("exp3_ix", exp3_ix, family="bandits", feedback="bandit",
+                         example=lambda: (exp3_ix(40, 3), instances.bernoulli([0.3, 0.5, 0.7]), 40))
+    _document_claims(exp3_ix, "exp3_ix")
+    for name, factory in instances.INSTANCES.items():
+        sim.register_environment(name, factory, family="bandits", feedback="bandit")
+
+
+_register()
 
 __all__ = [
-    "LEARNERS",
     "instances",
     # regret learners
     "ucb1",

@@ -10,11 +10,19 @@ from .._validation import check_int
 __all__ = ["check_init", "check_feedback", "first_unpulled", "argmax_first"]
 
 
-def check_init(n_reps, n_arms):
-    """Validate the arguments of a bandit learner's ``init``."""
+def check_init(n_reps, spec):
+    """Validate the arguments of a bandit learner's ``init``: ``spec`` is an EnvSpec or the number of arms."""
+    n_arms = spec.n_actions if hasattr(spec, "n_actions") else spec
     n_reps = check_int(n_reps, "n_reps")
     n_arms = check_int(n_arms, "n_arms", minimum=2)
     return n_reps, n_arms
+
+
+def pull_arm(pull):
+    """The arms of a :class:`expertlab.sim.Pull` (or of a bare int array)."""
+    from ..sim import Pull
+
+    return pull.arm if isinstance(pull, Pull) else pull
 
 
 def check_feedback(counts, arm, reward):

@@ -11,8 +11,9 @@ from numba.extending import register_jitable
 from .._backend import get_namespace
 from .._validation import check_open_unit
 from ..sim._bandit_kernels import BanditKernelSpec
+from ..sim._arms import Pull
 from ..sim._protocol import Learner
-from ._common import check_feedback, check_init
+from ._common import check_feedback, check_init, pull_arm
 
 __all__ = ["successive_elimination", "EliminationState"]
 
@@ -129,19 +130,19 @@ def successive_elimination(delta=0.05) -> Learner:
     """
     delta = check_open_unit(delta, "delta")
 
-    def init(n_reps, n_arms, xp=np):
-        n_reps, n_arms = check_init(n_reps, n_arms)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_arms = check_init(n_reps, spec)
         z = xp.zeros((n_reps, n_arms))
         return EliminationState(counts=z, sums=xp.zeros_like(z), active=xp.ones((n_reps, n_arms), dtype=xp.bool),
                                 t=xp.zeros(n_reps, dtype=xp.int64))
 
-    def act(state, key=None):
+    def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
-        return xp.argmin(xp.where(state.active, state.counts, xp.inf), axis=1).astype(xp.int64), None
+        return Pull(xp.argmin(xp.where(state.active, state.counts, xp.inf), axis=1).astype(xp.int64)), state
 
-    def update(state, arm, reward, p=None, *, check=True):
-        if check:
-            check_feedback(state.counts, arm, reward)
+    def update(state, pull, reward, key=None):
+        arm = pull_arm(pull)
+        check_feedback(state.counts, arm, reward)
         xp = get_namespace(state.counts)
         K = state.counts.shape[1]
         onehot = xp.arange(K)[None, :] == arm[:, None]

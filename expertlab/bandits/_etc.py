@@ -9,8 +9,9 @@ from scipy import stats
 from .._backend import get_namespace
 from .._validation import check_float, check_int
 from ..sim._bandit_kernels import BanditKernelSpec
+from ..sim._arms import Pull
 from ..sim._protocol import Learner
-from ._common import argmax_first, check_feedback
+from ._common import argmax_first, check_feedback, pull_arm
 from ._ucb import IndexState, index_init
 
 __all__ = ["explore_then_commit", "etc_expected_regret"]
@@ -84,15 +85,15 @@ def explore_then_commit(m=10) -> Learner:
     """
     m = check_int(m, "m")
 
-    def act(state, key=None):
+    def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
         K = state.counts.shape[1]
         explore = state.t < m * K
-        return xp.where(explore, state.t % K, xp.argmax(state.sums, axis=1)).astype(xp.int64), None
+        return Pull(xp.where(explore, state.t % K, xp.argmax(state.sums, axis=1)).astype(xp.int64)), state
 
-    def update(state, arm, reward, p=None, *, check=True):
-        if check:
-            check_feedback(state.counts, arm, reward)
+    def update(state, pull, reward, key=None):
+        arm = pull_arm(pull)
+        check_feedback(state.counts, arm, reward)
         xp = get_namespace(state.counts)
         K = state.counts.shape[1]
         onehot = xp.arange(K)[None, :] == arm[:, None]

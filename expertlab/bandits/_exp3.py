@@ -12,9 +12,10 @@ from .._backend import get_namespace
 from .._random import uniform
 from .._validation import check_float, check_int
 from ..sim._bandit_kernels import BanditKernelSpec
-from ..sim._bandit_run import rowsum
+from ..sim._arms import rowsum
+from ..sim._arms import Pull
 from ..sim._protocol import Learner
-from ._common import check_feedback, check_init, sample_index
+from ._common import check_feedback, check_init, pull_arm, sample_index
 
 __all__ = ["exp3", "exp3_ix", "Exp3State"]
 
@@ -65,11 +66,11 @@ def _k_update(prm, S, s, t, arm, reward, p):
 
 
 def _factory(name, mode, eta, gamma, params):
-    def init(n_reps, n_arms, xp=np):
-        n_reps, n_arms = check_init(n_reps, n_arms)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_arms = check_init(n_reps, spec)
         return Exp3State(loss_est=xp.zeros((n_reps, n_arms)), t=xp.zeros(n_reps, dtype=xp.int64))
 
-    def act(state, key):
+    def act(state, obs=None, key=None):
         xp = get_namespace(state.loss_est)
         K = state.loss_est.shape[1]
         if mode == 0.0:
@@ -80,14 +81,14 @@ def _factory(name, mode, eta, gamma, params):
         p = w / rowsum(xp, w)[:, None]
         u = uniform(key, np.uint64(0))
         arm = xp.minimum(xp.sum(xp.cumsum(p, axis=1) <= u[:, None], axis=1), K - 1).astype(xp.int64)
-        return arm, p
+        return Pull(arm, p), state
 
-    def update(state, arm, reward, p, *, check=True):
-        if check:
-            check_feedback(state.loss_est, arm, reward)
-            if p is None or tuple(p.shape) != tuple(state.loss_est.shape):
-                raise ValueError(f"{name}.update needs the distribution p returned by act, of shape "
-                                 f"{tuple(state.loss_est.shape)}")
+    def update(state, pull, reward, key=None):
+        arm, p = pull_arm(pull), pull.p
+        check_feedback(state.loss_est, arm, reward)
+        if p is None or tuple(p.shape) != tuple(state.loss_est.shape):
+            raise ValueError(f"{name}.update needs the distribution p returned by act, of shape "
+                             f"{tuple(state.loss_est.shape)}")
         xp = get_namespace(state.loss_est)
         rows = xp.arange(arm.shape[0])
         onehot = xp.arange(state.loss_est.shape[1])[None, :] == arm[:, None]

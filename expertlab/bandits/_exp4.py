@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from .._random import LEARNER_STREAM, rep_key, round_key, seed_to_uint64, stream_key, uniform
 from .._validation import check_float, check_int
-from ..sim._run import checkpoint_grid
+from ..sim._engine import checkpoint_grid
 from ._common import sample_index
 
 __all__ = ["AdviceInstance", "Exp4Result", "exp4", "contextual_policies"]

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _random
 from .._validation import check_float, check_int
-from ..sim._run import checkpoint_grid
+from ..sim._engine import checkpoint_grid
 from ..sim._variates import normal_array
 from ._exp4 import AdviceInstance, exp4
 from ._hoeffding_tree import HoeffdingTreeState, hoeffding_tree_config, hoeffding_tree_init, \

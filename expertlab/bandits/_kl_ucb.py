@@ -10,6 +10,7 @@ from numba.extending import register_jitable
 from .._backend import get_namespace
 from .._validation import check_float, check_in
 from ..sim._bandit_kernels import BanditKernelSpec
+from ..sim._arms import Pull
 from ..sim._protocol import Learner
 from ._common import argmax_first, k_first_unpulled
 from ._ucb import index_init, index_update, k_index_init, k_index_update, pick
@@ -251,7 +252,7 @@ def kl_ucb(c=0.0, *, kind="bernoulli", sigma=1.0) -> Learner:
     sigma = check_float(sigma, "sigma", positive=True)
     bern = kind == "bernoulli"
 
-    def act(state, key=None):
+    def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
         n = xp.where(state.counts > 0, state.counts, 1.0)
         t = xp.maximum(state.t, 1).astype(xp.float64)
@@ -263,7 +264,7 @@ def kl_ucb(c=0.0, *, kind="bernoulli", sigma=1.0) -> Learner:
             index = _bern_index_array(xp, xp.clip(mu, 0.0, 1.0), n, xp.maximum(delta, 1e-300) + 0.0 * n)
         else:
             index = mu + sigma * xp.sqrt(2.0 * delta / n)
-        return pick(xp, state, index), None
+        return Pull(pick(xp, state, index)), state
 
     params = {"c": c, "kind": kind} | ({"sigma": sigma} if not bern else {})
     kernel = BanditKernelSpec(n_rows=2, n_scalars=0, params=np.array([0.0 if bern else 1.0, c, sigma]),

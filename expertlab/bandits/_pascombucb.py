@@ -24,7 +24,7 @@ from numba import njit, prange
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
 from .._validation import check_in, check_int
-from ..sim._run import checkpoint_grid
+from ..sim._engine import checkpoint_grid
 from ._comb_oracles import (_MAX_SUPER_ARMS, SafeCombInstance, _cr, _split, absolutely_safe_size, greedy_split,
                             lil_radius,
                             safe_comb_instance, super_arms)

@@ -10,6 +10,7 @@ from numba.extending import register_jitable
 from .._backend import get_namespace
 from .._validation import check_float, check_in
 from ..sim._bandit_kernels import BanditKernelSpec
+from ..sim._arms import Pull
 from ..sim._protocol import Learner
 from ..sim._variates import beta, beta_array, normal, normal_array
 from ._common import argmax_first
@@ -101,7 +102,7 @@ def thompson_sampling(kind="bernoulli", *, sigma=1.0, prior=(1.0, 1.0)) -> Learn
     b0 = check_float(prior[1], "prior[1]", positive=True)
     bern = kind == "bernoulli"
 
-    def act(state, key):
+    def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
         K = state.counts.shape[1]
         arms = xp.arange(K)[None, :]
@@ -110,7 +111,7 @@ def thompson_sampling(kind="bernoulli", *, sigma=1.0, prior=(1.0, 1.0)) -> Learn
         else:
             n1 = state.counts + 1.0
             theta = state.sums / n1 + sigma / xp.sqrt(n1) * normal_array(xp, key[:, None], arms)
-        return xp.argmax(theta, axis=1).astype(xp.int64), None
+        return Pull(xp.argmax(theta, axis=1).astype(xp.int64)), state
 
     params = {"kind": kind} | ({"prior": (a0, b0)} if bern else {"sigma": sigma})
     kernel = BanditKernelSpec(n_rows=2, n_scalars=0, params=np.array([0.0 if bern else 1.0, sigma, a0, b0]),

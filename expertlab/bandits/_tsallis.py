@@ -11,9 +11,10 @@ from .._backend import get_namespace
 from .._random import uniform
 from .._validation import check_float
 from ..sim._bandit_kernels import BanditKernelSpec
-from ..sim._bandit_run import rowsum
+from ..sim._arms import rowsum
+from ..sim._arms import Pull
 from ..sim._protocol import Learner
-from ._common import check_feedback, check_init, sample_index
+from ._common import check_feedback, check_init, pull_arm, sample_index
 from ._exp3 import Exp3State
 
 __all__ = ["tsallis_inf", "tsallis_weights"]
@@ -155,25 +156,25 @@ def tsallis_inf(scale=2.0) -> Learner:
     """
     c = check_float(scale, "scale", positive=True)
 
-    def init(n_reps, n_arms, xp=np):
-        n_reps, n_arms = check_init(n_reps, n_arms)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_arms = check_init(n_reps, spec)
         return Exp3State(loss_est=xp.zeros((n_reps, n_arms)), t=xp.zeros(n_reps, dtype=xp.int64))
 
-    def act(state, key):
+    def act(state, obs=None, key=None):
         xp = get_namespace(state.loss_est)
         K = state.loss_est.shape[1]
         eta = c / xp.sqrt(state.t.astype(xp.float64) + 1.0)
         p = tsallis_weights(state.loss_est, eta)
         u = uniform(key, np.uint64(0))
         arm = xp.minimum(xp.sum(xp.cumsum(p, axis=1) <= u[:, None], axis=1), K - 1).astype(xp.int64)
-        return arm, p
+        return Pull(arm, p), state
 
-    def update(state, arm, reward, p, *, check=True):
-        if check:
-            check_feedback(state.loss_est, arm, reward)
-            if p is None or tuple(p.shape) != tuple(state.loss_est.shape):
-                raise ValueError("tsallis_inf.update needs the distribution p returned by act, of shape "
-                                 f"{tuple(state.loss_est.shape)}")
+    def update(state, pull, reward, key=None):
+        arm, p = pull_arm(pull), pull.p
+        check_feedback(state.loss_est, arm, reward)
+        if p is None or tuple(p.shape) != tuple(state.loss_est.shape):
+            raise ValueError("tsallis_inf.update needs the distribution p returned by act, of shape "
+                             f"{tuple(state.loss_est.shape)}")
         xp = get_namespace(state.loss_est)
         rows = xp.arange(arm.shape[0])
         onehot = xp.arange(state.loss_est.shape[1])[None, :] == arm[:, None]

@@ -11,8 +11,9 @@ from numba.extending import register_jitable
 from .._backend import get_namespace
 from .._validation import check_float, check_int
 from ..sim._bandit_kernels import BanditKernelSpec
+from ..sim._arms import Pull
 from ..sim._protocol import Learner
-from ._common import argmax_first, check_feedback, check_init, first_unpulled, k_first_unpulled
+from ._common import argmax_first, check_feedback, check_init, first_unpulled, k_first_unpulled, pull_arm
 
 __all__ = ["ucb1", "ucb_alpha", "moss", "IndexState"]
 
@@ -35,16 +36,16 @@ class IndexState(NamedTuple):
     t: object
 
 
-def index_init(n_reps, n_arms, xp=np):
-    n_reps, n_arms = check_init(n_reps, n_arms)
+def index_init(spec, n_reps, keys=None, xp=np):
+    n_reps, n_arms = check_init(n_reps, spec)
     return IndexState(counts=xp.zeros((n_reps, n_arms)), sums=xp.zeros((n_reps, n_arms)),
                       t=xp.zeros(n_reps, dtype=xp.int64))
 
 
-def index_update(state, arm, reward, p=None, *, check=True):
-    """Add one pull of ``arm`` with ``reward`` to :class:`IndexState` (pure: returns a new state)."""
-    if check:
-        check_feedback(state.counts, arm, reward)
+def index_update(state, pull, reward, key=None):
+    """Add one pull of ``pull.arm`` with ``reward`` to :class:`IndexState` (pure: returns a new state)."""
+    arm = pull_arm(pull)
+    check_feedback(state.counts, arm, reward)
     xp = get_namespace(state.counts)
     onehot = xp.arange(state.counts.shape[1])[None, :] == arm[:, None]
     return IndexState(counts=state.counts + onehot, sums=state.sums + xp.where(onehot, reward[:, None], 0.0),
@@ -147,12 +148,12 @@ def ucb1(c=2.0) -> Learner:
     """
     c = check_float(c, "c", positive=True)
 
-    def act(state, key=None):
+    def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
         n = xp.where(state.counts > 0, state.counts, 1.0)
         b = xp.sqrt(c * xp.log(xp.maximum(state.t, 1).astype(xp.float64)))
         index = state.sums / n + b[:, None] * (1.0 / xp.sqrt(n))
-        return pick(xp, state, index), None
+        return Pull(pick(xp, state, index)), state
 
     kernel = BanditKernelSpec(n_rows=4, n_scalars=0, params=np.array([0.0, c, 0.0]), init=k_index_init,
                               act=_k_act, update=_k_ucb_update)
@@ -264,14 +265,14 @@ def moss(horizon=None) -> Learner:
     """
     T = None if horizon is None else check_int(horizon, "horizon")
 
-    def act(state, key=None):
+    def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
         K = state.counts.shape[1]
         n = xp.where(state.counts > 0, state.counts, 1.0)
         big = (xp.full(state.t.shape, float(T)) if T is not None else state.t.astype(xp.float64))[:, None]
         with np.errstate(divide="ignore"):  # round 0 of the anytime index: log 0, arms unpulled
             index = state.sums / n + xp.sqrt(xp.maximum(xp.log(big / (K * n)), 0.0) / n)
-        return pick(xp, state, index), None
+        return Pull(pick(xp, state, index)), state
 
     kernel = BanditKernelSpec(n_rows=2, n_scalars=0, params=np.array([1.0 if T else 2.0, 0.0, float(T or 0)]),
                               init=k_index_init, act=_k_act, update=k_index_update)

@@ -1,6 +1,6 @@
 """Bandit instances: stochastic arms, the minimax instance, adversarial arrays.
 
-Every instance is an :class:`expertlab.sim._bandit_run.BanditInstance`.  The
+Every instance is an :class:`expertlab.sim.Arms`.  The
 outcome of arm ``i`` in round ``t`` is a pure function of
 ``(seed, replication, t, i)`` through the counter-based generator: Bernoulli
 arms compare uniform draw ``j = i`` of the round with the mean, Gaussian arms
@@ -18,7 +18,7 @@ from numba.extending import register_jitable
 
 from .._random import uniform
 from .._validation import check_float, check_int
-from ..sim._bandit_run import BanditInstance
+from ..sim._arms import Arms
 from ..sim._variates import normal
 
 __all__ = ["bernoulli", "gaussian", "minimax", "reward_array", "piecewise_bernoulli", "lai_robbins_constant",
@@ -81,7 +81,7 @@ def _check_means(means, name="means", low=0.0, high=1.0):
     return m
 
 
-def bernoulli(means) -> BanditInstance:
+def bernoulli(means) -> Arms:
     """Bernoulli arms with reward means ``means`` in [0, 1].
 
     Examples
@@ -91,11 +91,11 @@ def bernoulli(means) -> BanditInstance:
     (2, 'bernoulli')
     """
     m = _check_means(means)
-    return BanditInstance(name="bernoulli", n_arms=m.size, reward=_bern_reward, mean=_stat_mean, data=(m,),
+    return Arms(name="bernoulli", n_arms=m.size, reward=_bern_reward, mean=_stat_mean, data=(m,),
                           params={"means": m.tolist()}, kind="bernoulli")
 
 
-def gaussian(means, sigma=1.0) -> BanditInstance:
+def gaussian(means, sigma=1.0) -> Arms:
     """Gaussian arms ``N(means[i], sigma**2)``.
 
     Examples
@@ -105,12 +105,12 @@ def gaussian(means, sigma=1.0) -> BanditInstance:
     """
     m = _check_means(means, low=None)
     sigma = check_float(sigma, "sigma", positive=True)
-    return BanditInstance(name="gaussian", n_arms=m.size, reward=_gauss_reward, mean=_stat_mean,
+    return Arms(name="gaussian", n_arms=m.size, reward=_gauss_reward, mean=_stat_mean,
                           data=(m, np.array([sigma])), params={"means": m.tolist(), "sigma": sigma},
                           kind="gaussian")
 
 
-def minimax(n_arms, horizon, *, scale=1.0) -> BanditInstance:
+def minimax(n_arms, horizon, *, scale=1.0) -> Arms:
     r"""The minimax-lower-bound instance: K - 1 Bernoulli(1/2) arms and one at 1/2 + eps.
 
     ``eps = min(scale * sqrt(K / T), 1/2)``; the better arm is the *last* one,
@@ -136,11 +136,11 @@ def minimax(n_arms, horizon, *, scale=1.0) -> BanditInstance:
     eps = min(scale * math.sqrt(K / T), 0.5)
     m = np.full(K, 0.5)
     m[-1] = 0.5 + eps
-    return BanditInstance(name="minimax", n_arms=K, reward=_bern_reward, mean=_stat_mean, data=(m,),
+    return Arms(name="minimax", n_arms=K, reward=_bern_reward, mean=_stat_mean, data=(m,),
                           params={"n_arms": K, "horizon": T, "eps": eps, "means": m.tolist()}, kind="bernoulli")
 
 
-def reward_array(rewards) -> BanditInstance:
+def reward_array(rewards) -> Arms:
     """An oblivious adversary: a fixed ``(T, K)`` array of rewards in [0, 1].
 
     The outcomes are deterministic, so the pseudo-regret equals the realised
@@ -162,7 +162,7 @@ def reward_array(rewards) -> BanditInstance:
     if np.any(x < 0) or np.any(x > 1):
         raise ValueError(f"rewards must lie in [0, 1]; got values in [{x.min()}, {x.max()}]")
     x = np.ascontiguousarray(x)
-    return BanditInstance(name="reward_array", n_arms=x.shape[1], reward=_array_reward, mean=_array_reward_mean,
+    return Arms(name="reward_array", n_arms=x.shape[1], reward=_array_reward, mean=_array_reward_mean,
                           data=(x,), params={"shape": list(x.shape)}, stationary=False, adversarial=True,
                           max_horizon=x.shape[0], kind="bounded")
 
@@ -172,7 +172,7 @@ def _array_reward_mean(data, t, i):
     return data[0][t, i] * 1.0
 
 
-def piecewise_bernoulli(means, change_points) -> BanditInstance:
+def piecewise_bernoulli(means, change_points) -> Arms:
     """Bernoulli arms whose means switch at given rounds.
 
     Parameters
@@ -199,7 +199,7 @@ def piecewise_bernoulli(means, change_points) -> BanditInstance:
     if cps.size and (not np.issubdtype(cps.dtype, np.integer) or cps[0] < 1 or np.any(np.diff(cps) <= 0)):
         raise ValueError("change_points must be strictly increasing integers >= 1")
     cps = cps.astype(np.int64)
-    return BanditInstance(name="piecewise_bernoulli", n_arms=m.shape[1], reward=_pw_reward, mean=_pw_mean,
+    return Arms(name="piecewise_bernoulli", n_arms=m.shape[1], reward=_pw_reward, mean=_pw_mean,
                           data=(np.ascontiguousarray(m), cps),
                           params={"means": m.tolist(), "change_points": cps.tolist()}, stationary=False,
                           kind="bernoulli")

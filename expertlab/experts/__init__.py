@@ -1,12 +1,10 @@
 """Full-information experts: Hedge and its adaptive variants, sleeping experts, and research algorithms.
 
-Every learner of :data:`LEARNERS` is a :class:`expertlab.sim.Learner` built
-by a factory named after the algorithm, and :data:`instances.INSTANCES` maps
-names to loss sequences.  The research algorithms that need their own
-drivers (groupwise regret, LOMAR, the private learners, the mentor-query
-learner, search-and-stop on DAGs) return frozen results; the memory-bounded
-learners are :class:`~expertlab.sim.Learner` records kept out of
-:data:`LEARNERS` (see their Notes).
+Every learner is a :class:`expertlab.sim.Learner` built by a factory named
+after the algorithm and registered with :func:`expertlab.sim.register_learner`;
+the loss sequences of :mod:`expertlab.experts.instances` are
+:class:`expertlab.sim.LossSequence` environments, registered likewise.  All
+run through :func:`expertlab.sim.run`.
 """
 
 from ..sim._rates import document_claims as _document_claims
@@ -41,25 +39,27 @@ from ._squint import SquintState, squint
 #: Names of the built-in input sequences of :func:`threshold_mentor`.
 MENTOR_INPUT_KINDS = _MENTOR_INPUT_KINDS
 
-#: Registered learner factories, by name (used by the CLI and sweeps).
-LEARNERS = {
-    "hedge": hedge,
-    "adahedge": adahedge,
-    "fixed_share": fixed_share,
-    "ftl": ftl,
-    "ftpl": ftpl,
-    "squint": squint,
-    "ml_prod": ml_prod,
-    "boa": boa,
-    "adanormalhedge": adanormalhedge,
-}
+def _register() -> None:
+    from .. import sim
 
-for _name, _factory in LEARNERS.items():
-    _document_claims(_factory, _name)
-_document_claims(memory_bounded, "memory_bounded")  # not in LEARNERS: see its Notes
+    def example(factory):
+        return lambda: (factory(), instances.needle(4, gap=0.2), 40)
+
+    for name, factory in (("hedge", hedge), ("adahedge", adahedge), ("fixed_share", fixed_share), ("ftl", ftl),
+                          ("ftpl", ftpl), ("squint", squint), ("ml_prod", ml_prod), ("boa", boa),
+                          ("adanormalhedge", adanormalhedge)):
+        sim.register_learner(name, factory, family="experts", feedback="full", example=example(factory))
+        _document_claims(factory, name)
+    sim.register_learner("memory_bounded", memory_bounded, family="experts", feedback="full",
+                         example=lambda: (memory_bounded(memory=2), instances.needle(6, gap=0.2), 40))
+    _document_claims(memory_bounded, "memory_bounded")
+    for name, factory in instances.INSTANCES.items():
+        sim.register_environment(name, factory, family="experts", feedback="full")
+
+
+_register()
 
 __all__ = [
-    "LEARNERS",
     "instances",
     "hedge",
     "HedgeState",

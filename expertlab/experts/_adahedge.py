@@ -263,21 +263,21 @@ def adahedge() -> Learner:
     array([[0.8, 0.2]])
     """
 
-    def init(n_reps, n_experts, xp=np):
-        n_reps, n_experts = check_init(n_reps, n_experts)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_experts = check_init(n_reps, spec)
         return AdaHedgeState(t=xp.zeros(n_reps, dtype=xp.int64), regret=xp.zeros((n_reps, n_experts)),
                              gap=xp.zeros(n_reps))
 
-    def act(state, key=None, awake=None):
+    def act(state, awake=None, key=None):
         xp = get_namespace(state.regret)
         ftl_rows, eta = _rate(state.gap, state.regret.shape[1])
         soft = masked_softmax(eta[:, None] * state.regret, awake)
         lead = leader_weights(state.regret, awake, state.t)
-        return xp.where(ftl_rows[:, None], lead, soft)
+        return xp.where(ftl_rows[:, None], lead, soft), state
 
-    def update(state, p, loss, awake=None, *, check=True):
-        if check:
-            check_round(state.regret, p, loss, awake)
+    def update(state, p, feedback, key=None):
+        loss, awake = feedback
+        check_round(state.regret, p, loss, awake)
         delta = _mixability_gap(state.regret, loss, awake, state.t, state.gap)
         r, _ = instant_regret(p, loss, awake)
         return AdaHedgeState(t=state.t + 1, regret=state.regret + r, gap=state.gap + delta)

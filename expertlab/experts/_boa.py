@@ -153,22 +153,22 @@ def boa(prior=None) -> Learner:
     prior = _check_prior(prior)
     params = {} if prior is None else {"prior": prior.tolist()}
 
-    def init(n_reps, n_experts, xp=np):
-        n_reps, n_experts = check_init(n_reps, n_experts)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_experts = check_init(n_reps, spec)
         lp = _log_prior(prior, n_reps, n_experts, xp)
         z = xp.zeros((n_reps, n_experts))
         return BOAState(t=xp.zeros(n_reps, dtype=xp.int64), regret=z, variance=xp.zeros_like(z),
                         eta=xp.full((n_reps, n_experts), _ETA_MAX), surrogate=xp.zeros_like(z),
                         log_prior=lp)
 
-    def act(state, key=None, awake=None):
+    def act(state, awake=None, key=None):
         xp = get_namespace(state.eta)
         logits = state.log_prior + _log_eta(state.eta, xp) + state.eta * state.surrogate
-        return _prior_softmax(logits, state.log_prior, awake)
+        return _prior_softmax(logits, state.log_prior, awake), state
 
-    def update(state, p, loss, awake=None, *, check=True):
-        if check:
-            check_round(state.regret, p, loss, awake)
+    def update(state, p, feedback, key=None):
+        loss, awake = feedback
+        check_round(state.regret, p, loss, awake)
         xp = get_namespace(state.eta)
         r, _ = instant_regret(p, loss, awake)
         r2 = r * r

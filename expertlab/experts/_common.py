@@ -21,7 +21,9 @@ from .._validation import check_awake, check_losses, check_int
 __all__ = ["instant_regret", "masked_softmax", "normalise", "check_round", "check_init"]
 
 
-def check_init(n_reps, n_experts):
+def check_init(n_reps, spec):
+    """``(n_reps, n_experts)`` from ``init``'s arguments; ``spec`` is an EnvSpec or the number of experts."""
+    n_experts = spec.n_actions if hasattr(spec, "n_actions") else spec
     return check_int(n_reps, "n_reps"), check_int(n_experts, "n_experts")
 
 

@@ -294,17 +294,17 @@ def fixed_share(eta=None, alpha=None, *, horizon=None, n_switches=None) -> Learn
         a = 1.0 / (tf + 2.0) if alpha_mode == _ANYTIME else xp.full(t.shape, alpha)
         return e[:, None], a[:, None]
 
-    def init(n_reps, n_experts, xp=np):
-        n_reps, n_experts = check_init(n_reps, n_experts)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_experts = check_init(n_reps, spec)
         return FixedShareState(t=xp.zeros(n_reps, dtype=xp.int64),
                                log_w=xp.full((n_reps, n_experts), -math.log(n_experts)))
 
-    def act(state, key=None, awake=None):
-        return masked_softmax(state.log_w, awake)
+    def act(state, awake=None, key=None):
+        return masked_softmax(state.log_w, awake), state
 
-    def update(state, p, loss, awake=None, *, check=True):
-        if check:
-            check_round(state.log_w, p, loss, awake)
+    def update(state, p, feedback, key=None):
+        loss, awake = feedback
+        check_round(state.log_w, p, loss, awake)
         xp = get_namespace(state.log_w)
         n = state.log_w.shape[1]
         e, a = _rates(state.t, n, xp)

@@ -174,16 +174,16 @@ def ftl() -> Learner:
     array([[0. , 0.5, 0.5]])
     """
 
-    def init(n_reps, n_experts, xp=np):
-        n_reps, n_experts = check_init(n_reps, n_experts)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_experts = check_init(n_reps, spec)
         return FTLState(t=xp.zeros(n_reps, dtype=xp.int64), regret=xp.zeros((n_reps, n_experts)))
 
-    def act(state, key=None, awake=None):
-        return leader_weights(state.regret, awake, state.t)
+    def act(state, awake=None, key=None):
+        return leader_weights(state.regret, awake, state.t), state
 
-    def update(state, p, loss, awake=None, *, check=True):
-        if check:
-            check_round(state.regret, p, loss, awake)
+    def update(state, p, feedback, key=None):
+        loss, awake = feedback
+        check_round(state.regret, p, loss, awake)
         r, _ = instant_regret(p, loss, awake)
         return FTLState(t=state.t + 1, regret=state.regret + r)
 
@@ -361,12 +361,12 @@ def ftpl(eta=None, *, noise="gumbel", schedule=None, horizon=None) -> Learner:
     mode = _MODE[mode_name]
     code = _NOISE_CODE[noise]
 
-    def init(n_reps, n_experts, xp=np):
-        n_reps, n_experts = check_init(n_reps, n_experts)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_experts = check_init(n_reps, spec)
         z = xp.zeros((n_reps, n_experts))
         return FTPLState(t=xp.zeros(n_reps, dtype=xp.int64), regret=z, base=xp.zeros_like(z))
 
-    def act(state, key=None, awake=None):
+    def act(state, awake=None, key=None):
         if key is None:
             raise TypeError("ftpl is randomised: act needs key, the (n_reps,) uint64 array of learner keys")
         xp = get_namespace(state.regret)
@@ -382,11 +382,11 @@ def ftpl(eta=None, *, noise="gumbel", schedule=None, horizon=None) -> Learner:
         if awake is not None:
             v = xp.where(awake, v, -xp.inf)
         arg = xp.argmax(v, axis=1)
-        return xp.astype(xp.arange(n)[None, :] == arg[:, None], state.regret.dtype)
+        return xp.astype(xp.arange(n)[None, :] == arg[:, None], state.regret.dtype), state
 
-    def update(state, p, loss, awake=None, *, check=True):
-        if check:
-            check_round(state.regret, p, loss, awake)
+    def update(state, p, feedback, key=None):
+        loss, awake = feedback
+        check_round(state.regret, p, loss, awake)
         xp = get_namespace(state.regret)
         r, _ = instant_regret(p, loss, awake)
         regret = state.regret + r

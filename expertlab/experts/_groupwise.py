@@ -27,7 +27,7 @@ import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
 from .._validation import check_float, check_in, check_int
-from ..sim._run import checkpoint_grid
+from ..sim._engine import checkpoint_grid
 from ._adanormalhedge import adanormalhedge
 
 __all__ = ["GroupInstance", "GroupwiseResult", "groupwise", "intersecting_groups", "linear_grid", "GROUP_NAMES",

@@ -211,19 +211,19 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
     params = {k: v for k, v in params.items() if v is not None}
     mode = _MODE[mode_name]
 
-    def init(n_reps, n_experts, xp=np):
-        n_reps, n_experts = check_init(n_reps, n_experts)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_experts = check_init(n_reps, spec)
         z = xp.zeros((n_reps, n_experts))
         return HedgeState(t=xp.zeros(n_reps, dtype=xp.int64), regret=z, base=xp.zeros_like(z))
 
-    def act(state, key=None, awake=None):
+    def act(state, awake=None, key=None):
         xp = get_namespace(state.regret)
         e = eta_vector(mode_name, eta, horizon, state.t, state.regret.shape[1], xp)[:, None]
-        return masked_softmax(e * (state.regret - state.base), awake)
+        return masked_softmax(e * (state.regret - state.base), awake), state
 
-    def update(state, p, loss, awake=None, *, check=True):
-        if check:
-            check_round(state.regret, p, loss, awake)
+    def update(state, p, feedback, key=None):
+        loss, awake = feedback
+        check_round(state.regret, p, loss, awake)
         xp = get_namespace(state.regret)
         r, _ = instant_regret(p, loss, awake)
         regret = state.regret + r

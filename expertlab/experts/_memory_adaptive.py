@@ -29,7 +29,7 @@ import numpy as np
 from .. import _random
 from .._validation import check_int
 from ..sim._protocol import Learner
-from ..sim._run import checkpoint_grid
+from ..sim._engine import checkpoint_grid
 from ._memory_bounded import _n_new, _refill
 
 __all__ = ["AdaptiveAdversary", "recent_plays_attack", "memory_adaptive", "MemoryAdaptiveState",

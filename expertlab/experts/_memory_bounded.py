@@ -235,8 +235,8 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
     def _eta(length):
         return eta if eta is not None else math.sqrt(8.0 * math.log(memory) / length)
 
-    def init(n_reps, n_experts, xp=np):
-        n_reps, n_experts = check_init(n_reps, n_experts)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_experts = check_init(n_reps, spec)
         if memory > n_experts:
             raise ValueError(f"memory must be <= n_experts = {n_experts} (a pool cannot hold more experts "
                              f"than there are), got memory={memory}")
@@ -262,7 +262,7 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
         p[xp.arange(pool.shape[0])[:, None], pool] = q
         return p
 
-    def act(state, key=None, awake=None):
+    def act(state, awake=None, key=None):
         if awake is not None:
             raise ValueError("awake: memory_bounded does not support sleeping experts (awake must be None)")
         xp = get_namespace(state.regret)
@@ -275,18 +275,18 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
             if tuple(key.shape) != (pool.shape[0],):
                 raise ValueError(f"key must have shape ({pool.shape[0]},), got {tuple(key.shape)}")
             pool = _refill(pool, key, int(state.n_experts[0]), xp)
-        return _play(state, pool, xp)
+        return _play(state, pool, xp), state
 
-    def update(state, p, loss, awake=None, *, check=True):
+    def update(state, p, feedback, key=None):
+        loss, awake = feedback
         xp = get_namespace(state.regret)
         n_reps = state.pool.shape[0]
         n = int(state.n_experts[0])
-        if check:
-            check_losses(loss, (n_reps, n), "loss")
-            if not hasattr(p, "shape") or tuple(p.shape) != (n_reps, n):
-                raise ValueError(f"p must have shape {(n_reps, n)}, got {getattr(p, 'shape', type(p).__name__)}")
-            if not bool(xp.all(xp.isfinite(p))) or bool(xp.any(p < 0)):
-                raise ValueError("p must hold probabilities: finite and non-negative")
+        check_losses(loss, (n_reps, n), "loss")
+        if not hasattr(p, "shape") or tuple(p.shape) != (n_reps, n):
+            raise ValueError(f"p must have shape {(n_reps, n)}, got {getattr(p, 'shape', type(p).__name__)}")
+        if not bool(xp.all(xp.isfinite(p))) or bool(xp.any(p < 0)):
+            raise ValueError("p must hold probabilities: finite and non-negative")
         if awake is not None:
             raise ValueError("awake: memory_bounded does not support sleeping experts (awake must be None)")
         rows = xp.arange(n_reps)[:, None]

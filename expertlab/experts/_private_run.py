@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import _random
 from .._validation import check_float, check_int
-from ..sim._protocol import Instance
-from ..sim._run import checkpoint_grid
+from ..sim._losses import LossSequence
+from ..sim._engine import checkpoint_grid
 from ._privacy import PrivacyCost, compose_advanced, compose_basic
 from .instances import _bernoulli_loss, _bernoulli_mean
 
@@ -89,7 +89,7 @@ def run_private(learner: PrivateLearner, losses, horizon: int, n_reps: int = 100
     Parameters
     ----------
     learner : PrivateLearner
-    losses : Instance or array of shape (horizon, n_experts)
+    losses : LossSequence or array of shape (horizon, n_experts)
         An oblivious instance (losses drawn exactly as :func:`expertlab.sim.run`
         draws them) or a fixed loss matrix shared by all replications.
     horizon, n_reps : int
@@ -111,13 +111,13 @@ def run_private(learner: PrivateLearner, losses, horizon: int, n_reps: int = 100
     horizon = check_int(horizon, "horizon")
     n_reps = check_int(n_reps, "n_reps")
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    if isinstance(losses, Instance):
+    if isinstance(losses, LossSequence):
         n = losses.n_experts
         matrix = None
     else:
         matrix = np.asarray(losses, dtype=np.float64)
         if matrix.ndim != 2 or matrix.shape[0] < horizon:
-            raise ValueError(f"losses must be an Instance or an array of shape (horizon, n_experts) with at least "
+            raise ValueError(f"losses must be an LossSequence or an array of shape (horizon, n_experts) with at least "
                              f"horizon={horizon} rows, got shape {matrix.shape}")
         _check_loss(matrix, matrix.shape)
         n = matrix.shape[1]
@@ -159,7 +159,7 @@ def run_private(learner: PrivateLearner, losses, horizon: int, n_reps: int = 100
                             privacy=learner.privacy(n), wall_time=time.perf_counter() - t0)
 
 
-def realizable(n_experts: int = 8, p: float = 0.5, best: int = 0) -> Instance:
+def realizable(n_experts: int = 8, p: float = 0.5, best: int = 0) -> LossSequence:
     """A realizable instance: expert ``best`` never loses, the others lose iid ``Bernoulli(p)``.
 
     Examples
@@ -175,7 +175,7 @@ def realizable(n_experts: int = 8, p: float = 0.5, best: int = 0) -> Instance:
     best = check_int(best, "best", minimum=0, maximum=n - 1)
     probs = np.full(n, p)
     probs[best] = 0.0  # uniform() < 0 never holds: zero loss
-    return Instance(name="realizable", n_experts=n, loss=_bernoulli_loss, data=(probs,), mean=_bernoulli_mean,
+    return LossSequence(name="realizable", n_experts=n, loss=_bernoulli_loss, data=(probs,), mean=_bernoulli_mean,
                     params={"n_experts": n, "p": p, "best": best})
 
 

@@ -25,7 +25,7 @@ from numba.extending import register_jitable
 from .. import _random
 from .._random import uniform
 from .._validation import check_float, check_int
-from ..sim._protocol import Instance
+from ..sim._losses import LossSequence
 from ._private_run import PrivateLearner, _budget, _check_loss, _laplace, _uniform
 from ._privacy import (PrivacyCost, compose_advanced, compose_basic, exponential_mechanism_epsilon, per_step_epsilon,
                        sparse_vector_epsilon)
@@ -333,7 +333,7 @@ def _small_loss_mean(data, t, i):
     return data[0][i] * 1.0 + _small_loss_hit(data, t, i)
 
 
-def small_loss_instance(n_experts: int = 8, p: float = 0.5, *, best_loss: int = 0, best: int = 0) -> Instance:
+def small_loss_instance(n_experts: int = 8, p: float = 0.5, *, best_loss: int = 0, best: int = 0) -> LossSequence:
     r"""Expert ``best`` loses in each of its first ``best_loss`` rounds, never after; the others lose ``Bernoulli(p)``.
 
     On horizons :math:`T > L^\star/p` (``L^\star = best_loss``) the best
@@ -357,6 +357,6 @@ def small_loss_instance(n_experts: int = 8, p: float = 0.5, *, best_loss: int = 
     best = check_int(best, "best", minimum=0, maximum=n - 1)
     probs = np.full(n, p)
     probs[best] = 0.0
-    return Instance(name="small_loss", n_experts=n, loss=_small_loss_loss,
+    return LossSequence(name="small_loss", n_experts=n, loss=_small_loss_loss,
                     data=(probs, np.array([best, best_loss], dtype=np.int64)), mean=_small_loss_mean,
                     params={"n_experts": n, "p": p, "best_loss": best_loss, "best": best})

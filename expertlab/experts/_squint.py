@@ -262,19 +262,19 @@ def squint(prior=None) -> Learner:
     prior = _check_prior(prior)
     params = {} if prior is None else {"prior": prior.tolist()}
 
-    def init(n_reps, n_experts, xp=np):
-        n_reps, n_experts = check_init(n_reps, n_experts)
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps, n_experts = check_init(n_reps, spec)
         z = xp.zeros((n_reps, n_experts))
         return SquintState(t=xp.zeros(n_reps, dtype=xp.int64), regret=z, variance=xp.zeros_like(z),
                            log_prior=_log_prior(prior, n_reps, n_experts, xp))
 
-    def act(state, key=None, awake=None):
+    def act(state, awake=None, key=None):
         logits = state.log_prior + log_squint_evidence(state.regret, state.variance)
-        return _prior_softmax(logits, state.log_prior, awake)
+        return _prior_softmax(logits, state.log_prior, awake), state
 
-    def update(state, p, loss, awake=None, *, check=True):
-        if check:
-            check_round(state.regret, p, loss, awake)
+    def update(state, p, feedback, key=None):
+        loss, awake = feedback
+        check_round(state.regret, p, loss, awake)
         r, _ = instant_regret(p, loss, awake)
         return SquintState(t=state.t + 1, regret=state.regret + r, variance=state.variance + r * r,
                            log_prior=state.log_prior)

@@ -1,6 +1,6 @@
 """Loss sequences for full-information experts, with exact answers where known.
 
-Every instance is an :class:`expertlab.sim.Instance`: losses are pure
+Every instance is an :class:`expertlab.sim.LossSequence`: losses are pure
 functions of ``(seed, replication, round, expert)`` through the counter-based
 generator, so they are never stored as an ``(n_reps, horizon, n_experts)``
 tensor and are identical on every backend.  All instances here are oblivious
@@ -18,7 +18,7 @@ from numba.extending import register_jitable
 
 from .._random import uniform
 from .._validation import check_float, check_int
-from ..sim._protocol import Instance
+from ..sim._losses import LossSequence
 
 __all__ = [
     "fair_coins",
@@ -133,7 +133,7 @@ def _anti_expected_regret(horizon: int) -> float:
 # factories
 
 
-def fair_coins(n_experts: int = 10) -> Instance:
+def fair_coins(n_experts: int = 10) -> LossSequence:
     """Independent fair-coin losses: ``l_{t,i} ~ Bernoulli(1/2)`` iid.
 
     No learner can do better than another here, so the expected regret of
@@ -141,7 +141,7 @@ def fair_coins(n_experts: int = 10) -> Instance:
     instance checks the simulation engine, not the learner.
     """
     n = check_int(n_experts, "n_experts")
-    return Instance(
+    return LossSequence(
         name="fair_coins",
         n_experts=n,
         loss=_fair_coin_loss,
@@ -151,14 +151,14 @@ def fair_coins(n_experts: int = 10) -> Instance:
     )
 
 
-def anti_correlated() -> Instance:
+def anti_correlated() -> LossSequence:
     """Two experts with opposite fair-coin losses (Cover 1965).
 
     ``l_{t,1} = b_t``, ``l_{t,2} = 1 - b_t`` with ``b_t`` a fair coin.  The exact
     expected regret of any learner is ``E|B - T/2|``, ``B ~ Bin(T, 1/2)``,
     which tends to ``sqrt(T / (2 pi))``.
     """
-    return Instance(
+    return LossSequence(
         name="anti_correlated",
         n_experts=2,
         loss=_anti_loss,
@@ -168,14 +168,14 @@ def anti_correlated() -> Instance:
     )
 
 
-def iid_uniform(n_experts: int = 10) -> Instance:
+def iid_uniform(n_experts: int = 10) -> LossSequence:
     """Losses iid uniform on [0, 1] for every expert and round."""
     n = check_int(n_experts, "n_experts")
-    return Instance(name="iid_uniform", n_experts=n, loss=_uniform_loss, data=(np.zeros(1),),
+    return LossSequence(name="iid_uniform", n_experts=n, loss=_uniform_loss, data=(np.zeros(1),),
                     params={"n_experts": n})
 
 
-def iid_bernoulli(means) -> Instance:
+def iid_bernoulli(means) -> LossSequence:
     """Losses ``l_{t,i} ~ Bernoulli(means[i])`` independent across experts and rounds.
 
     The expected losses are known, so runs also report the ``pseudo_regret``.
@@ -185,11 +185,11 @@ def iid_bernoulli(means) -> Instance:
         raise ValueError(f"means must be a non-empty 1-D array, got shape {means.shape}")
     if not np.all(np.isfinite(means)) or np.any(means < 0) or np.any(means > 1):
         raise ValueError("means must lie in [0, 1]")
-    return Instance(name="iid_bernoulli", n_experts=int(means.size), loss=_bernoulli_loss,
+    return LossSequence(name="iid_bernoulli", n_experts=int(means.size), loss=_bernoulli_loss,
                     data=(means,), params={"means": means.tolist()}, mean=_bernoulli_mean)
 
 
-def needle(n_experts: int = 10, gap: float = 0.1) -> Instance:
+def needle(n_experts: int = 10, gap: float = 0.1) -> LossSequence:
     """One slightly better expert among fair coins.
 
     Expert 0 has Bernoulli(1/2 - gap) losses, the others Bernoulli(1/2).
@@ -203,7 +203,7 @@ def needle(n_experts: int = 10, gap: float = 0.1) -> Instance:
     return inst._replace(name="needle", params={"n_experts": n, "gap": gap})
 
 
-def piecewise_best(n_experts: int = 10, period: int = 1000, gap: float = 0.2) -> Instance:
+def piecewise_best(n_experts: int = 10, period: int = 1000, gap: float = 0.2) -> LossSequence:
     """A best expert that switches every ``period`` rounds.
 
     In round ``t`` expert ``b(t) = (t // period) mod n`` has Bernoulli(1/2 - gap)
@@ -213,7 +213,7 @@ def piecewise_best(n_experts: int = 10, period: int = 1000, gap: float = 0.2) ->
     n = check_int(n_experts, "n_experts")
     period = check_int(period, "period")
     gap = check_float(gap, "gap", minimum=0.0, maximum=0.5)
-    return Instance(
+    return LossSequence(
         name="piecewise_best",
         n_experts=n,
         loss=_piecewise_loss,
@@ -224,7 +224,7 @@ def piecewise_best(n_experts: int = 10, period: int = 1000, gap: float = 0.2) ->
     )
 
 
-def loss_matrix(losses) -> Instance:
+def loss_matrix(losses) -> LossSequence:
     """A fixed (adversarial) loss matrix of shape ``(horizon, n_experts)``.
 
     Every replication sees the same losses; the horizon of a run may not
@@ -237,11 +237,11 @@ def loss_matrix(losses) -> Instance:
         raise ValueError("losses contains NaN or infinite values")
     if np.any(losses < 0) or np.any(losses > 1):
         raise ValueError("losses must lie in [0, 1]")
-    return Instance(name="loss_matrix", n_experts=int(losses.shape[1]), loss=_matrix_loss,
-                    data=(losses,), params={"shape": list(losses.shape)}, )
+    return LossSequence(name="loss_matrix", n_experts=int(losses.shape[1]), loss=_matrix_loss,
+                        data=(losses,), params={"shape": list(losses.shape)}, max_horizon=int(losses.shape[0]))
 
 
-def sleeping(base: Instance, p_awake: float = 0.5) -> Instance:
+def sleeping(base: LossSequence, p_awake: float = 0.5) -> LossSequence:
     """Make ``base`` a sleeping-experts instance.
 
     Expert ``i`` is awake in round ``t`` with probability ``p_awake``
@@ -249,8 +249,8 @@ def sleeping(base: Instance, p_awake: float = 0.5) -> Instance:
     ``t mod n_experts`` is always awake so that no round is empty.
     Losses are those of ``base``.
     """
-    if not isinstance(base, Instance):
-        raise TypeError(f"base must be an Instance, got {type(base).__name__}")
+    if not isinstance(base, LossSequence):
+        raise TypeError(f"base must be an LossSequence, got {type(base).__name__}")
     p_awake = check_float(p_awake, "p_awake", minimum=0.0, maximum=1.0)
     n = base.n_experts
     data = tuple(base.data) + (np.array([p_awake, n], dtype=np.float64),)
@@ -267,7 +267,7 @@ def sleeping(base: Instance, p_awake: float = 0.5) -> Instance:
         n_exp = int(prm[1])
         return (uniform(key, np.uint64(n_exp + i)) < prm[0]) | (i == t % n_exp)
 
-    return Instance(
+    return LossSequence(
         name=f"sleeping_{base.name}",
         n_experts=n,
         loss=_loss,

@@ -1,35 +1,55 @@
-"""The Monte Carlo engine: runs, results, rate claims, experiments, sweeps and plots."""
+"""The Monte Carlo engine: the one time loop, results, registries, rate claims, experiments, sweeps and plots."""
 
+from ._protocol import UNITS, EnvSpec, Environment, KernelSpec, Learner, Metric
+from ._result import RunResult
+from ._engine import (AUTO_COMPILE_WORK, check_checkpoints, checkpoint_grid, is_environment, pick_backend,
+                      register_fast_path, replication_keys, run)
+from ._losses import FullFeedback, LossSequence
+from ._arms import Arms, Pull
+from ._registry import (Registered, environments, get_environment, get_learner, learners, register_environment,
+                        register_learner)
 from ._experiments import (Experiment, Measurement, discover, experiment_main, final_values, horizon_measurement,
-                           pick_backend, run_experiment)
+                           run_experiment)
 from ._plots import plot_check, plot_regret
-from ._protocol import FEEDBACK_KINDS, Instance, KernelSpec, Learner
 from ._rates import RateCheck, RateClaim, check_rate, claims, document_claims, get_claim, register_claims
-from ._run import RunResult, checkpoint_grid, run
 from ._storage import load_block
 from ._sweep import SweepResult, expand_grid, load_sweep, load_sweep_spec, sweep
 
 __all__ = [
-    "FEEDBACK_KINDS",
+    "AUTO_COMPILE_WORK",
+    "Arms",
+    "EnvSpec",
+    "Environment",
     "Experiment",
-    "Instance",
+    "FullFeedback",
     "KernelSpec",
     "Learner",
+    "LossSequence",
     "Measurement",
+    "Metric",
+    "Pull",
     "RateCheck",
     "RateClaim",
+    "Registered",
     "RunResult",
     "SweepResult",
+    "UNITS",
+    "check_checkpoints",
     "check_rate",
     "checkpoint_grid",
     "claims",
     "discover",
+    "document_claims",
+    "environments",
     "expand_grid",
     "experiment_main",
-    "document_claims",
     "final_values",
     "get_claim",
+    "get_environment",
+    "get_learner",
     "horizon_measurement",
+    "is_environment",
+    "learners",
     "load_block",
     "load_sweep",
     "load_sweep_spec",
@@ -37,6 +57,10 @@ __all__ = [
     "plot_check",
     "plot_regret",
     "register_claims",
+    "register_environment",
+    "register_fast_path",
+    "register_learner",
+    "replication_keys",
     "run",
     "run_experiment",
     "sweep",

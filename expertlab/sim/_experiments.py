@@ -24,7 +24,7 @@ import numpy as np
 from ._rates import RateCheck, check_rate, get_claim
 
 __all__ = ["Experiment", "Measurement", "run_experiment", "discover", "default_simulations_dir",
-           "final_values", "pick_backend", "horizon_measurement", "experiment_main"]
+           "final_values", "horizon_measurement", "experiment_main"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,15 +59,19 @@ class Experiment:
     title: str = ""
 
 
-def pick_backend(learner, backend: str) -> str:
-    """``"auto"``: the fused Numba kernel when the learner has one, else NumPy."""
-    if backend == "auto":
-        return "numba" if learner.kernel is not None else "numpy"
-    return backend
-
-
 def final_values(results, metric: str = "regret") -> np.ndarray:
     """Stack the last checkpoint of ``metric`` of several runs: shape ``(len(results), n_reps)``."""
+    from ._result import RunResult
+
+    results = list(results) if not isinstance(results, RunResult) else [results]
+    if not results:
+        raise ValueError("results must hold at least one RunResult")
+    bad = [type(r).__name__ for r in results if not isinstance(r, RunResult)]
+    if bad:
+        raise TypeError(f"results must be RunResults, got {bad[0]}")
+    n = {r.n_reps for r in results}
+    if len(n) > 1:
+        raise ValueError(f"results must have the same n_reps to be stacked, got {sorted(n)}")
     return np.stack([r.metric(metric)[-1] for r in results])
 
 
@@ -148,13 +152,19 @@ def horizon_measurement(learner, instance, settings, backend, seed, *, metric="r
     ``x`` is the checkpoint grid and ``y`` the metric at every checkpoint: the
     measurement of a claim about growth in ``T``.
     """
-    from ._run import run
+    from ._engine import run
 
+    names = _defaults(instance)
     res = run(learner, instance, horizon=settings["horizon"], n_reps=settings["n_reps"], seed=seed,
-              backend=pick_backend(learner, backend))
-    return Measurement(x=res.checkpoints, y=res.metric(metric), xlabel="round T",
+              backend=backend, metrics=names if metric in names else (*names, metric))
+    return Measurement(x=res.checkpoints, y=res.metric(metric), xlabel=f"{res.unit} T",
                        ylabel=ylabel or metric.replace("_", " "), curves=curves or {},
                        info={"wall_time": res.wall_time, "backend": res.backend})
+
+
+def _defaults(env):
+    d = env.default_metrics
+    return tuple(d) if d is not None else tuple(env.available_metrics())
 
 
 def experiment_main(experiments, argv=None) -> int:

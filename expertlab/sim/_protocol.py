@@ -1,32 +1,105 @@
-"""The records that learners and instances are made of.
+"""The protocol of the one engine: learners, environments and metrics.
 
-A learner is data plus pure functions (DESIGN §1): a factory such as
-``hedge(eta=...)`` returns a :class:`Learner`, an immutable record of ``init``,
-``act`` and ``update`` over a state whose arrays have the replication axis
-first, plus the declared feedback kind.  A learner that also ships a
-:class:`KernelSpec` can be run by the fused Numba and CUDA drivers of
-:mod:`expertlab.sim`; its scalar step functions are written once and compiled
-for both.
+Every online learner of every family runs through :func:`expertlab.sim.run`
+(DESIGN §2).  The engine owns the time loop, the randomness, the checkpoints
+and the result; a family only supplies records of pure functions.
 
-An instance is likewise a record: the loss of expert ``i`` in round ``t`` is a
-pure function ``loss(data, key, t, i)`` of the instance's data and of the
-round's random key (see :mod:`expertlab._random`).  The same function is
-evaluated on broadcast ``uint64`` arrays by the array-code path and on scalars
-inside the compiled kernels.
+Learner
+    ``init(spec, n_reps, keys, xp) -> state``,
+    ``act(state, obs, keys) -> (action, state)``,
+    ``update(state, action, feedback, keys) -> state``.
+    ``spec`` is the environment's :class:`EnvSpec` with the run's ``horizon``
+    filled in; ``keys`` are ``uint64`` arrays of shape ``(n_reps,)`` (the
+    replication keys at ``init``, the round keys afterwards) of the learner's
+    own stream: a learner never sees the root seed.  State arrays have the
+    replication axis first.  A procedure with a stopping time also gives
+    ``done(state) -> bool (n_reps,)`` and ``answer(state) -> (n_reps, ...)``;
+    once a replication is done the learner keeps its state and answer fixed.
+Environment
+    ``spec`` (an :class:`EnvSpec`: feedback kind, unit, number of actions and
+    what the learner may know), ``reset(n_reps, keys, xp) -> env_state``,
+    ``observe(env_state, t, keys) -> obs`` (awake mask, context, start state,
+    or ``None``), ``step(env_state, action, t, keys) -> (env_state, feedback,
+    info)``, and ``available_metrics()`` / ``default_metrics``: the
+    :class:`Metric` accumulators that read ``info``.
+Metric
+    ``init(n_reps, xp) -> acc``, ``update(acc, info, t) -> acc``,
+    ``read(acc) -> (n_reps,)`` and optionally ``final(acc) -> {name: array}``
+    (per-replication values at the horizon).
+
+The engine derives replication keys from ``(seed, rep_offset + r)`` and round
+keys from those (:mod:`expertlab._random`): replication ``r`` gives the same
+numbers alone, in a batch, in a block of a sweep, and on every backend.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Mapping, NamedTuple
 
-__all__ = ["Learner", "KernelSpec", "Instance", "FEEDBACK_KINDS"]
+__all__ = ["EnvSpec", "Environment", "KernelSpec", "Learner", "Metric", "UNITS", "short_params"]
 
-#: Feedback kinds a learner may declare.
-FEEDBACK_KINDS = ("full", "bandit", "semi-bandit", "transition")
+#: Units in which a run's horizon is counted.
+UNITS = ("round", "episode", "step", "batch")
+
+
+def short_params(params: Mapping[str, Any], limit: int = 60) -> str:
+    """``k=v`` pairs of ``params`` for a one-line repr; arrays show their shape."""
+    parts = []
+    for k, v in params.items():
+        if hasattr(v, "shape") and getattr(v, "ndim", 0) > 0:
+            parts.append(f"{k}=<{'x'.join(map(str, v.shape))} array>")
+        else:
+            r = repr(v)
+            parts.append(f"{k}={r if len(r) <= limit else r[:limit - 3] + '...'}")
+    return ", ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class EnvSpec:
+    """What a learner is told about an environment before the first round.
+
+    Attributes
+    ----------
+    feedback : str
+        The kind of feedback (``"full"``, ``"bandit"``, ``"episode"``, ...); a
+        learner runs on the environments of the kind it declares.
+    unit : str
+        One of :data:`UNITS`: what one step of the run is (a round of
+        predictions, an episode of an MDP, a step of a discounted stream, a
+        batch of tokens).
+    n_actions : int
+        Number of experts, arms or actions.
+    horizon : int or None
+        The run's length in ``unit``; filled in by :func:`expertlab.sim.run`.
+    max_horizon : int or None
+        The longest run the environment defines (rows of a fixed loss array).
+    info : mapping
+        Further quantities the learner may know (e.g. an MDP's sizes and
+        known rewards); read as attributes: ``spec.n_states``.
+    """
+
+    feedback: str
+    unit: str
+    n_actions: int
+    horizon: int | None = None
+    max_horizon: int | None = None
+    info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __getattr__(self, name):
+        info = self.__dict__.get("info", {})
+        if name in info:
+            return info[name]
+        raise AttributeError(f"EnvSpec has no field or info entry {name!r}")
+
+    def __repr__(self) -> str:
+        extra = f", info=[{', '.join(self.info)}]" if self.info else ""
+        return (f"EnvSpec(feedback={self.feedback!r}, unit={self.unit!r}, n_actions={self.n_actions}, "
+                f"horizon={self.horizon}{extra})")
 
 
 class KernelSpec(NamedTuple):
-    """Scalar step functions of a learner, for the compiled drivers.
+    """Scalar step functions of a full-information learner, for the compiled fast paths.
 
     Each function works on one replication: ``S`` is a ``(n_rows, n_experts)``
     float64 work array, ``s`` a ``(n_scalars,)`` float64 work array (both zero on
@@ -45,7 +118,7 @@ class KernelSpec(NamedTuple):
     ``update``; a step function may read it instead of recomputing it.  Step
     functions called every round that allocate nothing should be declared
     ``register_jitable(forceinline=True, _nrt=False)`` (see
-    :mod:`expertlab.sim._kernels` for the vectorisable helpers ``ksum``,
+    :mod:`expertlab.sim.kernels` for the vectorisable helpers ``ksum``,
     ``kdot``, ``kmax`` and ``exp_nonpos``).
     """
 
@@ -59,40 +132,25 @@ class KernelSpec(NamedTuple):
 
 
 class Learner(NamedTuple):
-    """An online learner as a record of pure functions.
+    """An online learner as a record of pure functions (see the module docstring).
 
     Attributes
     ----------
     name : str
-        Registered name (``"hedge"``, ``"adahedge"``, ...).
+        Registered name (``"hedge"``, ``"ucb1"``, ``"ucbvi"``, ...).
     feedback : str
-        One of :data:`FEEDBACK_KINDS`.
-    init : callable
-        ``init(n_reps, n_experts, xp=numpy) -> state``.
-    act : callable
-        ``act(state, key, awake=None) -> p`` with ``p`` of shape
-        ``(n_reps, n_experts)`` on the simplex (one-hot for learners that
-        sample an expert).  ``key`` is a ``(n_reps,)`` ``uint64`` array of
-        learner keys for the round, used only by randomised learners.
-    update : callable
-        ``update(state, p, loss, awake=None) -> state``; ``loss`` has shape
-        ``(n_reps, n_experts)``; ``awake`` is an optional boolean mask of the
-        same shape (sleeping experts).
+        The kind of environment it runs on (:attr:`EnvSpec.feedback`).
+    init, act, update : callable
+        The protocol functions.
     params : mapping
         The hyperparameters, as given to the factory.
-    kernel : KernelSpec or None
-        Scalar step functions for the ``numba``/``cuda`` backends.
-
-    Notes
-    -----
-    The signatures above are those of full-information learners.  A bandit
-    learner (``feedback == "bandit"``) has ``init(n_reps, n_arms, xp)``,
-    ``act(state, key) -> (arm, p)`` with ``arm`` an int64 array ``(n_reps,)``
-    and ``p`` ``None`` or the ``(n_reps, n_arms)`` distribution the arm was
-    sampled from, and ``update(state, arm, reward, p=None) -> state`` with the
-    pulled arm's ``reward`` of shape ``(n_reps,)``; its kernel is a
-    :class:`expertlab.sim._bandit_kernels.BanditKernelSpec`.  See
-    :mod:`expertlab.sim._bandit_run`.
+    kernel : object or None
+        Scalar step functions for a registered compiled fast path.
+    done, answer : callable or None
+        ``done(state) -> bool (n_reps,)`` and ``answer(state) -> (n_reps, ...)``
+        for procedures with a stopping time.
+    doc : str or None
+        The factory's docstring (what ``help(learner)`` shows).
     """
 
     name: str
@@ -101,54 +159,66 @@ class Learner(NamedTuple):
     act: Callable
     update: Callable
     params: Mapping[str, Any]
-    kernel: KernelSpec | None = None
+    kernel: Any = None
+    done: Callable | None = None
+    answer: Callable | None = None
+    doc: str | None = None
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{self.name}({args})"
+        return f"{self.name}({short_params(self.params)})"
 
 
-class Instance(NamedTuple):
-    """A sequence of loss vectors (and optionally awake masks) as pure functions.
+class Metric(NamedTuple):
+    """A per-replication accumulator read at every checkpoint.
 
-    Attributes
-    ----------
-    name : str
-    n_experts : int
-    loss : callable
-        ``loss(data, key, t, i) -> float`` in [0, 1], register_jitable.  In the
-        array path ``key`` is ``(n_reps, 1)``, ``i`` is ``(1, n_experts)`` and
-        the result broadcasts to ``(n_reps, n_experts)``.
-    data : tuple
-        Arrays and floats the functions read (passed to the kernels).
-    awake : callable or None
-        ``awake(data, key, t, i) -> bool`` for sleeping-experts instances.
-    comparator : callable or None
-        ``comparator(data, t) -> int``: the expert followed by the instance's
-        reference switching sequence in round ``t`` (for tracking regret).
-    params : mapping
-    exact_expected_regret : callable or None
-        ``f(horizon) -> float``: the exact expected regret of *every* learner,
-        where the instance has one (independent fair coins).
-    adaptive : bool
-        False: the losses are fixed in advance (oblivious adversary).
-    mean : callable or None
-        ``mean(data, t, i) -> float``: the expected loss of expert ``i`` in
-        round ``t`` for stochastic instances; enables the ``pseudo_regret``
-        metric ``sum_t <p_t, mu_t> - min_i sum_t mu_{t,i}``.
+    ``init(n_reps, xp) -> acc``; ``update(acc, info, t) -> acc`` with the
+    ``info`` mapping returned by the environment's ``step`` in round ``t``
+    (0-based); ``read(acc) -> (n_reps,)`` the value after the round;
+    ``final(acc) -> {name: (n_reps, ...)}`` optional values at the horizon.
     """
 
     name: str
-    n_experts: int
-    loss: Callable
-    data: tuple
-    awake: Callable | None = None
-    comparator: Callable | None = None
-    params: Mapping[str, Any] = {}
-    exact_expected_regret: Callable[[int], float] | None = None
-    adaptive: bool = False
-    mean: Callable | None = None
+    init: Callable
+    update: Callable
+    read: Callable
+    final: Callable | None = None
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{self.name}({args})"
+        return f"Metric({self.name!r})"
+
+
+class Environment:
+    """Base class of every environment: subclass it as a frozen dataclass.
+
+    Subclasses define the attributes ``name`` (str), ``params`` (a mapping
+    of the constructor's settings) and ``spec`` (an :class:`EnvSpec`), and
+    the methods :meth:`reset`,
+    :meth:`step`, :meth:`available_metrics` and usually :meth:`observe`;
+    ``default_metrics`` names the metrics :func:`expertlab.sim.run` records
+    when none are asked for (default: all available).
+    """
+
+    #: Metric names recorded when ``sim.run`` is given none (``None``: all available).
+    default_metrics: tuple | None = None
+
+    def reset(self, n_reps, keys, xp):  # pragma: no cover - subclasses override
+        raise NotImplementedError
+
+    def observe(self, env_state, t, keys):
+        """What the learner sees before acting in round ``t``; ``None`` by default."""
+        return None
+
+    def step(self, env_state, action, t, keys):  # pragma: no cover - subclasses override
+        raise NotImplementedError
+
+    def available_metrics(self) -> Mapping[str, Metric]:  # pragma: no cover - subclasses override
+        raise NotImplementedError
+
+    def check_horizon(self, horizon: int) -> None:
+        """Refuse a horizon beyond what the environment defines."""
+        mh = self.spec.max_horizon
+        if mh is not None and horizon > mh:
+            raise ValueError(f"horizon={horizon} exceeds the {mh} {self.spec.unit}s environment {self.name!r} defines")
+
+    def __repr__(self) -> str:
+        return f"{self.name}({short_params(self.params)})"

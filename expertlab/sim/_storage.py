@@ -46,7 +46,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._run import RunResult
+from ._result import RunResult
 
 __all__ = [
     "FORMAT_VERSION",
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 #: Version of the on-disk layout, recorded in every sidecar and manifest.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: Number of hex digits of the SHA-256 kept in a config id.
 ID_LENGTH = 12
 MANIFEST = "sweep.json"
@@ -74,8 +74,8 @@ CONFIG_FILE = "config.json"
 
 _SIDECAR_KEYS = (
     "format", "config_id", "config", "block", "seed", "rep_offset", "n_reps", "block_size",
-    "backend", "expertlab_version", "wall_time", "created", "npz_sha256", "learner", "instance",
-    "learner_params", "instance_params", "horizon", "metrics", "final",
+    "backend", "expertlab_version", "wall_time", "created", "npz_sha256", "learner", "environment",
+    "learner_params", "environment_params", "unit", "horizon", "metrics", "final",
 )
 
 
@@ -306,7 +306,7 @@ def write_block(directory, block: int, result: RunResult, *, config: Mapping[str
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     _ = write_block(tmp, 0, res, config={"learner": "hedge"}, block_size=4)
     ...     back = load_block(tmp, 0)
-    >>> bool((back.regret == res.regret).all()), back.seed == res.seed
+    >>> bool((back.metrics["regret"] == res.metrics["regret"]).all()), back.seed == res.seed
     (True, True)
     """
     if not isinstance(result, RunResult):
@@ -314,7 +314,7 @@ def write_block(directory, block: int, result: RunResult, *, config: Mapping[str
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     npz_path, json_path = block_paths(directory, block)
-    arrays = {"checkpoints": np.asarray(result.checkpoints), "regret": np.asarray(result.regret)}
+    arrays = {"checkpoints": np.asarray(result.checkpoints)}
     for name, arr in result.metrics.items():
         arrays[f"metrics__{name}"] = np.asarray(arr)
     for name, arr in result.final.items():
@@ -342,9 +342,10 @@ def write_block(directory, block: int, result: RunResult, *, config: Mapping[str
         "created": _now(),
         "npz_sha256": hashlib.sha256(data).hexdigest(),
         "learner": result.learner,
-        "instance": result.instance,
+        "environment": result.environment,
         "learner_params": result.learner_params,
-        "instance_params": result.instance_params,
+        "environment_params": result.environment_params,
+        "unit": result.unit,
         "horizon": int(result.horizon),
         "metrics": sorted(result.metrics),
         "final": sorted(result.final),
@@ -413,27 +414,26 @@ def load_block(directory, block: int) -> RunResult:
     n_reps = side["n_reps"]
     try:
         ckpts = arrays["checkpoints"]
-        regret = arrays["regret"]
         metrics = {k: arrays[f"metrics__{k}"] for k in side["metrics"]}
         final = {k: arrays[f"final__{k}"] for k in side["final"]}
     except KeyError as exc:
         raise BlockError(f"{npz_path}: missing array {exc.args[0]!r}") from None
     shape = (ckpts.shape[0], n_reps)
-    if regret.shape != shape or any(m.shape != shape for m in metrics.values()) \
+    if any(m.shape != shape for m in metrics.values()) \
             or any(f.shape[:1] != (n_reps,) for f in final.values()):
         raise BlockError(f"{npz_path}: array shapes do not match n_reps={n_reps}")
     return RunResult(
         learner=side["learner"],
-        instance=side["instance"],
+        environment=side["environment"],
         learner_params=side["learner_params"],
-        instance_params=side["instance_params"],
+        environment_params=side["environment_params"],
+        unit=side["unit"],
         horizon=side["horizon"],
         n_reps=n_reps,
         seed=side["seed"],
         rep_offset=side["rep_offset"],
         backend=side["backend"],
         checkpoints=ckpts,
-        regret=regret,
         metrics=metrics,
         final=final,
         wall_time=side["wall_time"],

@@ -60,7 +60,7 @@ import numpy as np
 from .._backend import check_backend
 from .._validation import check_int
 from . import _storage
-from ._run import RunResult
+from ._result import RunResult
 
 __all__ = [
     "CONFIG_KEYS",
@@ -92,38 +92,28 @@ _SPEC_KEYS = ("base", "grid", "n_reps", "block_size", "seed", "out")
 
 
 def default_registries() -> tuple[dict, dict]:
-    """The package's learner and instance factories by name, both families together.
+    """The registered learner and environment factories by name, every family together.
 
-    Full-information learners and loss sequences come from
-    :mod:`expertlab.experts`, bandit learners and arm sets from
-    :mod:`expertlab.bandits`; the names are disjoint, so a config's
-    ``learner`` and ``instance`` keys alone say which engine path runs it.
+    Read from :func:`expertlab.sim.learners` and
+    :func:`expertlab.sim.environments`, which every family fills when
+    :mod:`expertlab` is imported, so a sweep can mix learners of any family.
 
     Returns
     -------
     learners, instances : dict of str to callable
 
-    Raises
-    ------
-    RuntimeError
-        If the two families register the same name (a packaging error).
-
     Examples
     --------
     >>> learners, instances = default_registries()
-    >>> "hedge" in learners and "ucb1" in learners, "fair_coins" in instances and "bernoulli" in instances
-    (True, True)
+    >>> all(n in learners for n in ("hedge", "ucb1", "ucbvi", "stepmix", "alf_lb"))
+    True
+    >>> all(n in instances for n in ("fair_coins", "bernoulli", "garnet_episodic", "routing"))
+    True
     """
-    from .. import bandits, experts
+    from ._registry import environments, learners
 
-    out = []
-    for kind, a, b in (("learner", experts.LEARNERS, bandits.LEARNERS),
-                       ("instance", experts.instances.INSTANCES, bandits.instances.INSTANCES)):
-        clash = sorted(set(a) & set(b))
-        if clash:
-            raise RuntimeError(f"{kind} names registered by both experts and bandits: {clash}")
-        out.append({**a, **b})
-    return out[0], out[1]
+    return ({k: v.factory for k, v in learners().items()},
+            {k: v.factory for k, v in environments().items()})
 
 
 def _registries(learners, instances):
@@ -151,7 +141,7 @@ def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None
         Keys :data:`CONFIG_KEYS`: ``learner`` and ``instance`` (registered
         names), ``horizon`` (int), and optionally ``learner_params`` and
         ``instance_params`` (mappings of keyword arguments for the factories,
-        default ``{}``), ``backend`` (default ``"numpy"``) and ``checkpoints``
+        default ``{}``), ``backend`` (default ``"auto"``) and ``checkpoints``
         (a list of rounds, default the log-spaced grid of :func:`sim.run`).
     learners, instances : mapping of str to callable, optional
         Factories by name; default :func:`default_registries` (the experts'
@@ -175,7 +165,7 @@ def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None
     >>> normalize_config({"learner": "hedge", "instance": "fair_coins", "horizon": 100})
     ... # doctest: +NORMALIZE_WHITESPACE
     {'learner': 'hedge', 'learner_params': {}, 'instance': 'fair_coins',
-     'instance_params': {}, 'horizon': 100, 'backend': 'numpy'}
+     'instance_params': {}, 'horizon': 100, 'backend': 'auto'}
     """
     learners, instances = _registries(learners, instances)
     if not isinstance(config, Mapping):
@@ -204,9 +194,10 @@ def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None
     out = {"learner": config["learner"], "learner_params": params["learner_params"],
            "instance": config["instance"], "instance_params": params["instance_params"],
            "horizon": horizon}
-    backend = config.get("backend", "numpy")
+    backend = config.get("backend", "auto")
     try:
-        check_backend(backend)
+        if backend != "auto":
+            check_backend(backend)
     except ValueError as exc:
         raise ValueError(f"{name}['backend']: {exc}") from None
     out["backend"] = backend
@@ -237,22 +228,25 @@ def _check_buildable(config, learners, instances, name):
         raise TypeError(f"{name}: {exc}") from exc
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from exc
-    from ._bandit_run import BanditInstance
-    from ._protocol import Instance
+    from ._engine import _fast_path, is_environment
 
-    feedback = getattr(learner, "feedback", "full")
-    needs = {"full": (Instance, "a loss sequence (expertlab.experts.instances)"),
-             "bandit": (BanditInstance, "an arm set (expertlab.bandits.instances)")}
-    if feedback not in needs:
-        raise ValueError(f"{name}: learner {config['learner']!r} declares feedback={feedback!r}; "
-                         "sweeps drive full-information and bandit learners through sim.run")
-    kind, what = needs[feedback]
-    if not isinstance(instance, kind):
-        raise ValueError(f"{name}: learner {config['learner']!r} ({feedback} feedback) needs {what}, but "
-                         f"instance {config['instance']!r} is of type {type(instance).__name__}")
-    if config["backend"] in ("numba", "cuda") and getattr(learner, "kernel", None) is None:
-        raise ValueError(f"{name}: learner {config['learner']!r} has no compiled kernel for "
-                         f"backend={config['backend']!r}; use backend='numpy'")
+    if not is_environment(instance):
+        raise TypeError(f"{name}: instance {config['instance']!r} does not build an environment "
+                        f"(got {type(instance).__name__})")
+    feedback = getattr(learner, "feedback", None)
+    if feedback != instance.spec.feedback:
+        raise ValueError(f"{name}: learner {config['learner']!r} takes {feedback!r} feedback but instance "
+                         f"{config['instance']!r} gives {instance.spec.feedback!r} feedback")
+    backend = config["backend"]
+    if backend in ("numba", "cuda") and _fast_path(backend, learner, instance,
+                                                   _defaults(instance)) is None:
+        raise ValueError(f"{name}: learner {config['learner']!r} has no compiled path on instance "
+                         f"{config['instance']!r} for backend={backend!r}; use backend='auto' or 'numpy'")
+
+
+def _defaults(env):
+    d = env.default_metrics
+    return tuple(d) if d is not None else tuple(env.available_metrics())
 
 
 def _check_root_seed(seed) -> int:
@@ -526,7 +520,7 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
     >>> res.rep_offset, res.n_reps
     (8, 2)
     """
-    from ._run import run
+    from ._engine import run
 
     learners, instances = _registries(learners, instances)
     block_size = check_int(block_size, "block_size")

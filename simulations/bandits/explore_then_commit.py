@@ -16,7 +16,7 @@ from expertlab.bandits import etc_expected_regret, explore_then_commit, instance
 def exact_regret(s, backend, seed):
     L = explore_then_commit(25)
     res = sim.run(L, instances.bernoulli([0.4, 0.6]), horizon=2000, n_reps=s["n_reps"], seed=seed,
-                  backend=sim.pick_backend(L, backend), checkpoints=[2000])
+                  backend=backend, checkpoints=[2000])
     exact = etc_expected_regret(0.4, 0.6, 25, 2000)
     x = np.array([2000.0])
     return sim.Measurement(x=x, y=res.regret, xlabel="T", ylabel="pseudo-regret at T = 2000",

@@ -46,7 +46,7 @@ def moss_minimax(s, backend, seed):
     for T in s["horizons"]:
         L = moss(horizon=T)
         res = sim.run(L, instances.minimax(K, T), horizon=T, n_reps=s["n_reps"], seed=seed,
-                      backend=sim.pick_backend(L, backend), checkpoints=[T])
+                      backend=backend, checkpoints=[T])
         ys.append(res.regret[-1])
     x = np.array(s["horizons"], dtype=float)
     return sim.Measurement(x=x, y=np.stack(ys), xlabel="horizon T", ylabel="pseudo-regret at T",

@@ -16,7 +16,7 @@ from expertlab.experts import adahedge, hedge, instances
 def easy(s, backend, seed):
     inst = instances.needle(s["n_experts"], gap=0.5)  # expert 0 never loses: L* = 0
     base = sim.run(hedge(), inst, horizon=s["horizon"], n_reps=min(s["n_reps"], 100), seed=seed,
-                   backend=sim.pick_backend(hedge(), backend))
+                   backend=backend)
     return sim.horizon_measurement(adahedge(), inst, s, backend, seed,
                        curves={"anytime Hedge (not adaptive)": (base.checkpoints, base.mean())})
 

@@ -17,12 +17,12 @@ def tracking_vs_T(s, backend, seed):
     for T in s["horizons"]:
         inst = instances.piecewise_best(n, period=-(-T // (m + 1)), gap=s["gap"])  # m switches in T rounds
         L = fixed_share(horizon=T, n_switches=m)
-        r = sim.run(L, inst, horizon=T, n_reps=s["n_reps"], seed=seed, backend=sim.pick_backend(L, backend),
+        r = sim.run(L, inst, horizon=T, n_reps=s["n_reps"], seed=seed, backend=backend,
                     checkpoints=[T])
         ys.append(r.metric("tracking_regret")[-1])
         H = hedge(horizon=T)
         h = sim.run(H, inst, horizon=T, n_reps=min(50, s["n_reps"]), seed=seed,
-                    backend=sim.pick_backend(H, backend), checkpoints=[T])
+                    backend=backend, checkpoints=[T])
         hedge_means.append(h.mean("tracking_regret")[-1])
     x = np.array(s["horizons"], dtype=float)
     return sim.Measurement(x=x, y=np.stack(ys), xlabel="horizon T", ylabel="tracking regret (m switches)",

@@ -19,7 +19,7 @@ def alternating(s, backend, seed):
     losses[1::2, 1] = 1.0  # rounds 2, 4, ...: expert 2 loses
     losses[2::2, 0] = 1.0  # rounds 3, 5, ...: expert 1 loses
     inst = instances.loss_matrix(losses)
-    base = sim.run(hedge(), inst, horizon=T, n_reps=2, seed=seed, backend=sim.pick_backend(hedge(), backend))
+    base = sim.run(hedge(), inst, horizon=T, n_reps=2, seed=seed, backend=backend)
     m = sim.horizon_measurement(ftl(), inst, s, backend, seed,
                                 curves={"anytime Hedge": (base.checkpoints, base.mean())})
     return m

@@ -29,7 +29,7 @@ def pseudo_regret_vs_log_n(s, backend, seed):
         gap = 3.0 * math.sqrt(math.log(n) / T)
         L = hedge(horizon=T)
         res = sim.run(L, instances.needle(n, gap), horizon=T, n_reps=s["n_reps"], seed=seed,
-                      backend=sim.pick_backend(L, backend), checkpoints=[T])
+                      backend=backend, checkpoints=[T])
         xs.append(math.log(n))
         ys.append(res.metric("pseudo_regret")[-1])
     x = np.array(xs)
@@ -40,7 +40,7 @@ def pseudo_regret_vs_log_n(s, backend, seed):
 def fair_coins_exact(s, backend, seed):
     L = hedge()
     res = sim.run(L, instances.fair_coins(10), horizon=1000, n_reps=s["n_reps"], seed=seed,
-                  backend=sim.pick_backend(L, backend), checkpoints=[1000])
+                  backend=backend, checkpoints=[1000])
     return sim.Measurement(x=np.array([1000.0]), y=res.regret, xlabel="T", ylabel="regret at T = 1000")
 
 

@@ -27,7 +27,7 @@ def _needle_regret(S, n, T, s, backend, seed):
     gap = GAP * math.sqrt(n / (S * T))
     L = memory_bounded(S, horizon=T)
     res = sim.run(L, instances.needle(n, gap), horizon=T, n_reps=s["n_reps"], seed=seed,
-                  backend=sim.pick_backend(L, backend), checkpoints=[T])
+                  backend=backend, checkpoints=[T])
     return res.metric("pseudo_regret")[-1], gap * T
 
 

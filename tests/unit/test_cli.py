@@ -61,7 +61,7 @@ sim.register_claims(sim.RateClaim("test.cli-{name}", "regret", "T", "power", {pr
 
 def measure(s, backend, seed):
     res = sim.run(hedge(), instances.fair_coins(4), horizon=s["horizon"], n_reps=s["n_reps"], seed=seed,
-                  backend=sim.pick_backend(hedge(), backend))
+                  backend=backend)
     return sim.Measurement(res.checkpoints, res.regret, "T", "regret")
 
 
