@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -13,7 +14,13 @@ __all__ = [
     "check_awake",
     "check_simplex",
     "check_in",
+    "as_real_array",
+    "check_array_size",
+    "MAX_ARRAY_ELEMENTS",
 ]
+
+#: Largest number of elements :func:`check_array_size` lets an array have (16 GiB as float64).
+MAX_ARRAY_ELEMENTS = 2**31
 
 
 def check_int(value, name: str, *, minimum: int | None = 1, maximum: int | None = None) -> int:
@@ -66,6 +73,58 @@ def check_in(value, name: str, options) -> str:
     if value not in options:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
     return value
+
+
+def as_real_array(x, name: str, xp=None, dtype=None):
+    """Return ``x`` as an array of dtype ``dtype`` (default float64) after checking that it holds real numbers.
+
+    Arrays (NumPy, CuPy) keep their namespace unless ``xp`` is given;
+    Python numbers, lists and tuples become arrays of ``xp`` (NumPy by
+    default).  Boolean, integer and floating data are accepted; complex,
+    string, bytes and object data raise a :class:`TypeError` naming ``name``
+    instead of being silently coerced (``np.asarray(z, float)`` drops the
+    imaginary part of a complex ``z`` and parses the strings ``"0.5"``).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is a string, is ragged, or its dtype is not boolean, integer or real floating.
+    """
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got {type(x).__name__} {x!r}")
+    arr = x
+    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
+        try:
+            arr = np.asarray(x)
+        except ValueError as exc:  # ragged nested sequences
+            raise TypeError(f"{name} must be a (rectangular) array of real numbers: {exc}") from None
+    kind = getattr(arr.dtype, "kind", None)
+    if kind is None or kind not in "biuf":
+        got = f"dtype {arr.dtype}" if arr is x else f"{type(x).__name__} of dtype {arr.dtype}"
+        raise TypeError(f"{name} must hold real numbers (bool, int or float), got {got}")
+    if xp is None:
+        xp = _xp(arr) if arr is x else np
+    return xp.asarray(arr, dtype=xp.float64 if dtype is None else dtype)
+
+
+def check_array_size(shape, names, *, max_elements: int = MAX_ARRAY_ELEMENTS) -> None:
+    """Refuse, before allocating, an array of ``shape`` with more than ``max_elements`` elements.
+
+    ``names`` (a string or a sequence of strings) names the arguments that
+    set the size; the message gives them, the shape and the memory the array
+    would take as float64.
+
+    Raises
+    ------
+    ValueError
+        If the product of ``shape`` exceeds ``max_elements``.
+    """
+    shape = tuple(int(n) for n in shape)
+    size = math.prod(shape)  # Python ints: no overflow
+    if size > max_elements:
+        names = names if isinstance(names, str) else ", ".join(names)
+        raise ValueError(f"{names} too large: they need an array of shape {shape} with {size:.3g} elements "
+                         f"({size * 8 / 2**30:.3g} GiB as float64), more than the limit of {max_elements:,} elements")
 
 
 def _xp(a):

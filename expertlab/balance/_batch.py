@@ -17,7 +17,8 @@ import dataclasses
 
 import numpy as np
 
-from ._problem import AssignmentProblem, _check_capacity, _check_k, _check_scores
+from .._validation import as_real_array
+from ._problem import AssignmentProblem, _as_given, _check_capacity, _check_k, _check_scores
 
 __all__ = ["AssignmentBatch", "BatchAssignmentResult"]
 
@@ -83,10 +84,10 @@ class AssignmentBatch:
         k = _check_k(self.k, n_experts)
         cap = self.capacity
         if cap is not None and not isinstance(cap, (bool, np.bool_, str, bytes)) and np.ndim(cap) == 2:
-            arr = np.asarray(cap, dtype=np.float64)
+            arr = as_real_array(cap, "capacity", np)
             if arr.shape != (n_batch, n_experts):
-                raise ValueError(f"capacity must be a scalar or have shape ({n_experts},) or "
-                                 f"({n_batch}, {n_experts}), got {arr.shape}")
+                raise ValueError(f"capacity must be a scalar or have shape ({n_experts},) or ({n_batch}, {n_experts}), "
+                                 f"got shape {arr.shape}: capacity={_as_given(cap, arr.size)}")
             rows = []
             for b in range(n_batch):  # validation only: n_batch small checks of E numbers
                 try:

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_float, check_in
+from .._validation import check_float, check_in, check_int
 from ._exact import METHODS, solve_exact
 from ._problem import AssignmentProblem, _check_k, _check_scores, biased_scores
 
@@ -95,9 +95,43 @@ def capacity_from_gamma(gamma: float, n_tokens: int, n_experts: int, k: int) -> 
     The product is floored after adding a relative ``1e-12`` so that, e.g.,
     ``gamma = 1.0`` with ``E`` dividing ``N k`` gives exactly ``N k / E``
     even when ``gamma * N * k / E`` is computed as ``2.9999999999999996``.
+
+    Parameters
+    ----------
+    gamma : float
+        Capacity factor :math:`\gamma > 0` (finite).
+    n_tokens : int
+        Tokens :math:`N \ge 1`.
+    n_experts : int
+        Experts :math:`E \ge 1`.
+    k : int
+        Experts per token, ``1 <= k <= n_experts``.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``gamma`` is not a real number or a size is not an integer.
+    ValueError
+        If ``gamma`` is not finite and > 0, ``n_tokens`` or ``n_experts`` is
+        below 1, or ``k`` is outside ``[1, n_experts]``.
+
+    Examples
+    --------
+    >>> capacity_from_gamma(1.0, n_tokens=6, n_experts=4, k=2)
+    3
     """
-    raw = gamma * n_tokens * k / n_experts
-    return math.floor(raw * (1.0 + 1e-12))
+    gamma = check_float(gamma, "gamma", positive=True)
+    n_tokens = check_int(n_tokens, "n_tokens", minimum=1)
+    n_experts = check_int(n_experts, "n_experts", minimum=1)
+    k = _check_k(k, n_experts)
+    raw = gamma * n_tokens * k / n_experts * (1.0 + 1e-12)
+    if not math.isfinite(raw):
+        raise ValueError(f"gamma = {gamma:g} is too large: gamma * n_tokens * k / n_experts overflows")
+    return math.floor(raw)
 
 
 def _drop(scores, routed, capacity):

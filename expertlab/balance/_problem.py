@@ -21,7 +21,7 @@ import dataclasses
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import as_real_array, check_int
 
 __all__ = ["AssignmentProblem", "top_k_route", "dual_objective"]
 
@@ -30,10 +30,7 @@ def _check_scores(scores, name: str = "scores", ndim: int | None = 2) -> np.ndar
     """Return ``scores`` as a finite float64 array of ``ndim`` dimensions (``None``: >= 1)."""
     if isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__") and not hasattr(scores, "shape"):
         raise TypeError(f"{name} must be an array of shape (n_tokens, n_experts), got {type(scores).__name__}")
-    try:
-        arr = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a real-valued array: {exc}") from None
+    arr = as_real_array(scores, name, np)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional (n_tokens, n_experts), got shape {arr.shape}")
     if arr.ndim < 1 or arr.shape[-1] < 1:
@@ -47,23 +44,25 @@ def _check_k(k, n_experts: int) -> int:
     return check_int(k, "k", minimum=1, maximum=n_experts)
 
 
+def _as_given(value, size: int) -> str:
+    """``value`` as the user wrote it, for an error message (its size only when it is long)."""
+    return repr(value) if size <= 64 else f"an array of {size} values"
+
+
 def _check_capacity(capacity, n_tokens: int, n_experts: int, k: int) -> np.ndarray:
     """Capacity as a read-only (n_experts,) float64 array; ``None`` is the balanced ``N k / E``."""
     if capacity is None:
         cap = np.full(n_experts, n_tokens * k / n_experts)
     else:
-        if isinstance(capacity, (bool, np.bool_, str, bytes)):
+        if isinstance(capacity, (bool, np.bool_)):
             raise TypeError(f"capacity must be a real number or an array of shape ({n_experts},), "
                             f"got {type(capacity).__name__}")
-        try:
-            cap = np.asarray(capacity, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"capacity must be a real number or an array of shape ({n_experts},), "
-                            f"got {type(capacity).__name__}") from None
+        cap = as_real_array(capacity, "capacity", np)
         if cap.ndim == 0:
             cap = np.full(n_experts, float(cap))
         elif cap.shape != (n_experts,):
-            raise ValueError(f"capacity must be a scalar or have shape ({n_experts},), got {cap.shape}")
+            raise ValueError(f"capacity must be a scalar or have shape ({n_experts},) (one per expert), "
+                             f"got shape {cap.shape}: capacity={_as_given(capacity, cap.size)}")
         if not np.all(np.isfinite(cap)):
             raise ValueError("capacity contains NaN or infinite values")
         if np.any(cap < 0):

@@ -37,8 +37,9 @@ def check_kernel(p, name: str = "transitions", atol: float = KERNEL_ATOL):
     ------
     ValueError
         If ``p`` has NaN/inf, negative entries or rows whose sum differs
-        from 1 by more than ``atol``.
+        from 1 by more than ``atol``, or if ``atol`` is not a finite number >= 0.
     """
+    atol = check_float(atol, "atol", minimum=0.0)
     xp = _array(p, name)
     if p.ndim < 1 or p.shape[-1] < 1:
         raise ValueError(f"{name} must have a non-empty last axis, got shape {tuple(p.shape)}")

@@ -86,6 +86,22 @@ def bellman_backup(transitions, rewards, gamma, values):
     return rewards + gamma * xp.reshape(pv, (*pv.shape[:-1], s, a))
 
 
+def _check_policy(policy, shape, n_actions: int, name: str, xp):
+    """``policy`` as int64 after checking that it is an integer array of ``shape`` with actions in ``[0, n_actions)``."""
+    if isinstance(policy, (list, tuple)):
+        policy = xp.asarray(policy)
+    if not hasattr(policy, "shape") or not hasattr(policy, "dtype"):
+        raise TypeError(f"{name} must be an integer array of shape {tuple(shape)}, got {type(policy).__name__}")
+    if not xp.isdtype(policy.dtype, "integral"):
+        raise TypeError(f"{name} must be an integer array (one action index per state), got dtype {policy.dtype}")
+    if tuple(policy.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)} (..., S), got {tuple(policy.shape)}")
+    if bool(xp.any(policy < 0)) or bool(xp.any(policy >= n_actions)):
+        raise ValueError(f"{name} must hold actions in [0, {n_actions - 1}], got values in "
+                         f"[{int(xp.min(policy))}, {int(xp.max(policy))}]")
+    return xp.astype(policy, xp.int64)
+
+
 def policy_evaluation(transitions, rewards, gamma, policy):
     r"""Exact value of a deterministic policy: solve :math:`(I - \gamma P_\pi) V = r_\pi`.
 
@@ -95,10 +111,21 @@ def policy_evaluation(transitions, rewards, gamma, policy):
     rewards : array (..., S, A)
     gamma : float in [0, 1)
     policy : integer array (..., S)
+        Action of each state, in ``[0, A - 1]``.
 
     Returns
     -------
     array (..., S)
+
+    Raises
+    ------
+    ValueError
+        If ``transitions``, ``rewards`` or ``gamma`` fail the checks of
+        :class:`TabularMDP` (rows on the simplex, finite rewards,
+        ``0 <= gamma < 1``), or ``policy`` has the wrong shape or an action
+        out of range.
+    TypeError
+        If ``policy`` is not an integer array.
 
     Examples
     --------
@@ -107,9 +134,15 @@ def policy_evaluation(transitions, rewards, gamma, policy):
     >>> policy_evaluation(P, r, 0.5, np.zeros(2, dtype=int))
     array([1., 0.])
     """
+    p, r, gamma = _as_arrays(transitions, rewards, gamma)
+    pi = _check_policy(policy, p.shape[:-2], p.shape[-2], "policy", get_namespace(p))
+    return _evaluate(p, r, gamma, pi)
+
+
+def _evaluate(transitions, rewards, gamma, pi):
+    """:func:`policy_evaluation` on checked arguments (``pi`` int64); the solvers call it in their loops."""
     xp = get_namespace(transitions)
     s = transitions.shape[-1]
-    pi = xp.astype(policy, xp.int64)
     p_pi = xp.take_along_axis(transitions, pi[..., :, None, None], axis=-2)[..., 0, :]
     r_pi = xp.take_along_axis(rewards, pi[..., :, None], axis=-1)[..., 0]
     lhs = xp.eye(s, dtype=transitions.dtype) - gamma * p_pi
@@ -121,7 +154,7 @@ def _certify(p, r, gamma, v, n_iter, converged):
     q = bellman_backup(p, r, gamma, v)
     pi = xp.argmax(q, axis=-1)
     res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
-    vp = policy_evaluation(p, r, gamma, pi)
+    vp = _evaluate(p, r, gamma, pi)
     pres = xp.max(xp.abs(xp.max(bellman_backup(p, r, gamma, vp), axis=-1) - vp), axis=-1)
     return PlanningResult(v, q, pi, vp, res, pres, n_iter, converged, gamma)
 
@@ -243,15 +276,11 @@ def policy_iteration(transitions, rewards=None, gamma=None, *, max_iter: int = 1
     xp = get_namespace(p)
     pi = xp.zeros(p.shape[:-2], dtype=xp.int64)
     if policy0 is not None:
-        if not hasattr(policy0, "shape") or tuple(policy0.shape) != tuple(pi.shape):
-            raise ValueError(f"policy0 must be an integer array of shape {tuple(pi.shape)}")
-        if bool(xp.any(policy0 < 0)) or bool(xp.any(policy0 >= p.shape[-2])):
-            raise ValueError(f"policy0 must hold actions in [0, {p.shape[-2] - 1}]")
-        pi = xp.astype(policy0, xp.int64)
+        pi = _check_policy(policy0, pi.shape, p.shape[-2], "policy0", xp)
     active = xp.ones(p.shape[:-3], dtype=xp.bool)
     n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
     for _ in range(max_iter):
-        v = policy_evaluation(p, r, gamma, pi)
+        v = _evaluate(p, r, gamma, pi)
         q = bellman_backup(p, r, gamma, v)
         q_cur = xp.take_along_axis(q, pi[..., None], axis=-1)[..., 0]
         best = xp.argmax(q, axis=-1)
@@ -262,7 +291,7 @@ def policy_iteration(transitions, rewards=None, gamma=None, *, max_iter: int = 1
         pi = new_pi
         if not bool(xp.any(active)):
             break
-    v = policy_evaluation(p, r, gamma, pi)
+    v = _evaluate(p, r, gamma, pi)
     q = bellman_backup(p, r, gamma, v)
     res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
     return PlanningResult(v, q, pi, v, res, res, n_iter, ~active, gamma)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from .._backend import get_namespace, logsumexp
-from .._validation import check_float, check_in, check_int
+from .._validation import as_real_array, check_float, check_in, check_int
 from ._models import check_kernel
 from ._planning import _as_arrays
 
@@ -230,7 +230,7 @@ def worst_case(values, nominal, radius, divergence: str = "tv") -> WorstCaseResu
     if not bool(xp.all(xp.isfinite(values))):
         raise ValueError("values contains NaN or infinite values")
     check_kernel(nominal, "nominal")
-    rho = xp.asarray(radius, dtype=values.dtype)
+    rho = as_real_array(radius, "radius", xp, values.dtype)
     if not bool(xp.all(xp.isfinite(rho))):
         raise ValueError("radius must be finite")
     if bool(xp.any(rho < 0)):
@@ -312,7 +312,7 @@ def robust_value_iteration(transitions, rewards=None, gamma=None, *, radius, div
     max_iter = check_int(max_iter, "max_iter")
     check_in(divergence, "divergence", DIVERGENCES)
     xp = get_namespace(p)
-    rho = xp.asarray(radius, dtype=p.dtype)
+    rho = as_real_array(radius, "radius", xp, p.dtype)
     if not bool(xp.all(xp.isfinite(rho))) or bool(xp.any(rho < 0)):
         raise ValueError("radius must be finite and >= 0")
     try:

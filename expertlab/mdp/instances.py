@@ -3,7 +3,10 @@
 Random instances draw from the counter-based generator of
 :mod:`expertlab._random`: the MDP of index ``m`` under ``seed`` is a pure
 function of ``(seed, m)``, so a batch of MDPs equals the same MDPs made one
-at a time.
+at a time.  Sizes whose arrays would hold more than
+:data:`expertlab._validation.MAX_ARRAY_ELEMENTS` (:math:`2^{31}`) elements
+raise a :class:`ValueError` naming the size arguments before anything is
+allocated.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key, uniform
-from .._validation import check_float, check_int
+from .._validation import check_array_size, check_float, check_int
 from ._conservative_policies import known_baseline as _known_baseline
 from ._models import FiniteHorizonMDP as _FiniteHorizonMDP
 from ._models import LinearMixtureMDP, TabularMDP
@@ -44,6 +47,7 @@ def gridworld(n_rows: int = 4, n_cols: int = 4, *, slip: float = 0.1, gamma: flo
     n_cols = check_int(n_cols, "n_cols")
     slip = check_float(slip, "slip", minimum=0.0, maximum=1.0)
     n = n_rows * n_cols
+    check_array_size((n, 4, n), ("n_rows", "n_cols"))
     goal = n - 1 if goal is None else check_int(goal, "goal", minimum=0, maximum=n - 1)
     moves = ((-1, 0), (1, 0), (0, -1), (0, 1))
     dest = np.empty((n, 4), dtype=np.int64)
@@ -78,6 +82,7 @@ def river_swim(n_states: int = 6, *, gamma: float = 0.95) -> TabularMDP:
     re-checked against either paper).
     """
     n = check_int(n_states, "n_states", minimum=2)
+    check_array_size((n, 2, n), "n_states")
     p = np.zeros((n, 2, n))
     for s in range(n):
         p[s, 0, max(s - 1, 0)] = 1.0
@@ -114,6 +119,7 @@ def forest(n_states: int = 3, r1: float = 4.0, r2: float = 2.0, p: float = 0.1, 
     37(9), 2014 (the forest example).
     """
     n = check_int(n_states, "n_states", minimum=2)
+    check_array_size((n, 2, n), "n_states")
     r1 = check_float(r1, "r1")
     r2 = check_float(r2, "r2")
     p = check_float(p, "p", minimum=0.0, maximum=1.0)
@@ -174,6 +180,7 @@ def garnet(n_states: int = 10, n_actions: int = 3, branching: int = 3, *, n_mdps
     a = check_int(n_actions, "n_actions")
     b = check_int(branching, "branching", maximum=s)
     m = 1 if n_mdps is None else check_int(n_mdps, "n_mdps")
+    check_array_size((m, s, a, 2 * s), ("n_states", "n_actions", "n_mdps"))  # the uniforms of the kernels
     p = _random_kernels(seed, m, s, a, b, _KERNEL_SALT)
     r = _uniforms(seed, m, _REWARD_SALT, (s, a))
     if n_mdps is None:
@@ -200,6 +207,8 @@ def random_linear_mixture(n_states: int = 10, n_actions: int = 3, dim: int = 4, 
     d = check_int(dim, "dim")
     b = check_int(branching, "branching", maximum=s)
     m = 1 if n_mdps is None else check_int(n_mdps, "n_mdps")
+    check_array_size((d, s, a, 2 * s), ("n_states", "n_actions", "dim"))  # the base kernels and their uniforms
+    check_array_size((m, d), ("n_mdps", "dim"))  # the weights
     salts = stream_key(np.full(d, _KERNEL_SALT), np.arange(1, d + 1, dtype=np.uint64))
     feats = np.stack([_random_kernels(seed, 1, s, a, b, salts[i])[0] for i in range(d)])
     e = -np.log(_uniforms(seed, m, _THETA_SALT, (d,)))
@@ -311,41 +320,103 @@ INSTANCES = {
 }
 
 
-def conservative_garnet(n_states: int = 3, n_actions: int = 2, branching: int = 3, horizon: int = 3, *,
-                        seed=0, initial_state: int = 0):
-    r"""A Garnet MDP repeated over ``horizon`` stages with a safe but suboptimal known baseline.
+def garnet_episodic(n_states: int = 5, n_actions: int = 2, branching: int | None = None, episode_length: int = 4,
+                    *, seed=0, initial_state: int = 0):
+    r"""A Garnet kernel repeated over ``episode_length`` stages, as an episodic environment.
+
+    Parameters
+    ----------
+    n_states, n_actions : int
+        Garnet sizes (:func:`garnet`).
+    branching : int, optional
+        Successors per pair (default ``min(3, n_states)``).
+    episode_length : int
+        Stages ``H`` of an episode (the run's ``horizon`` counts episodes).
+    seed : int
+        Seed of the Garnet draw.
+    initial_state : int
+        Start state of every episode.
+
+    Returns
+    -------
+    expertlab.mdp.EpisodicMDP
+        Feedback ``"tabular_episode"`` (for :func:`expertlab.mdp.ucbvi`);
+        ``.model`` is the :class:`~expertlab.mdp.FiniteHorizonMDP`.
+        Registered as environment ``"garnet_episodic"``.
+
+    Examples
+    --------
+    >>> from expertlab import sim
+    >>> from expertlab.mdp import ucbvi
+    >>> env = garnet_episodic(n_states=5, n_actions=2, episode_length=4, seed=0)
+    >>> env.model.transitions.shape, env.spec.unit
+    ((4, 5, 2, 5), 'episode')
+    >>> sim.run(ucbvi(), env, horizon=10, n_reps=2, seed=0).environment
+    'garnet_episodic'
+    """
+    from ._episodic import episodic
+
+    s = check_int(n_states, "n_states")
+    b = min(3, s) if branching is None else check_int(branching, "branching", maximum=s)
+    h_ = check_int(episode_length, "episode_length")
+    g = garnet(s, n_actions, b, seed=seed)
+    mdp = _FiniteHorizonMDP.stationary(g.transitions, g.rewards, h_)
+    params = {"n_states": s, "n_actions": int(g.n_actions), "branching": b, "episode_length": h_,
+              "seed": _plain_seed(seed), "initial_state": initial_state}
+    return episodic(mdp, initial_state, name="garnet_episodic", params=params)
+
+
+def _plain_seed(seed):
+    """``seed`` as JSON data for an environment's ``params`` (ints stay ints)."""
+    return int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else repr(seed)
+
+
+def conservative_garnet(n_states: int = 3, n_actions: int = 2, branching: int = 3, episode_length: int = 3, *,
+                        seed=0, initial_state: int = 0, alpha: float = 0.2):
+    r"""A Garnet MDP repeated over ``episode_length`` stages with a safe but suboptimal known baseline.
 
     Parameters
     ----------
     n_states, n_actions, branching : int
         Garnet sizes (:func:`garnet`).
-    horizon : int
+    episode_length : int
+        Stages ``H`` of an episode.
     seed : int
         Seed of the Garnet draw.
     initial_state : int
+    alpha : float in (0, 1)
+        Allowed relative loss of the constraint.
 
     Returns
     -------
-    mdp : FiniteHorizonMDP
-    baseline : expertlab.mdp.ConservativeBaseline
-        The policy that plays the *worst* action (smallest :math:`Q^\star_h`)
-        at the first stage and the optimal one afterwards: its value
+    expertlab.mdp.ConservativeMDP
+        The conservative environment (feedback ``"conservative_episode"``)
+        of the MDP (``.model``, a :class:`~expertlab.mdp.FiniteHorizonMDP`)
+        and the known baseline (``.baseline``) that plays the *worst* action
+        (smallest :math:`Q^\star_h`) at the first stage and the optimal one
+        afterwards: its value
         :math:`V^\star_1(s_1) - \max_a Q^\star_1 + \min_a Q^\star_1` is below
         the optimum, and every stage after the first is played well, so the
-        baseline is a reasonable fallback.
+        baseline is a reasonable fallback.  Registered as environment
+        ``"conservative_garnet"``.
 
     Examples
     --------
-    >>> m, b = conservative_garnet(seed=3)
-    >>> from expertlab.mdp import backward_induction
-    >>> float(backward_induction(m).values[0, 0]) > b.value > 0
+    >>> env = conservative_garnet(seed=3)
+    >>> env.optimal_value() > env.baseline.value > 0
     True
     """
-    h_ = check_int(horizon, "horizon")
+    from ._conservative_env import conservative
+
+    h_ = check_int(episode_length, "episode_length")
     g = garnet(n_states, n_actions, branching, seed=seed)
     mdp = _FiniteHorizonMDP.stationary(g.transitions, g.rewards, h_)
     q = np.asarray(_backward_induction(mdp).q_values)  # (H, S, A)
     pol = q.argmax(axis=-1)
     pol[0] = q[0].argmin(axis=-1)
-    return mdp, _known_baseline(mdp, pol.astype(np.int64), initial_state)
+    baseline = _known_baseline(mdp, pol.astype(np.int64), initial_state)
+    params = {"n_states": int(mdp.n_states), "n_actions": int(mdp.n_actions), "branching": int(branching),
+              "episode_length": h_, "seed": _plain_seed(seed), "initial_state": initial_state, "alpha": alpha}
+    return conservative(mdp, baseline, alpha=alpha, initial_state=initial_state, name="conservative_garnet",
+                        params=params)
 

@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 
 from .._backend import asnumpy, get_namespace, logsumexp
-from .._validation import check_float, check_in
+from .._validation import as_real_array, check_float, check_in
 
 __all__ = ["COVARIANCE_TYPES", "EMResult", "GaussianMixtureParams", "e_step", "m_step", "log_likelihood",
            "log_prior_from_labels"]
@@ -83,14 +83,10 @@ class EMResult:
 
 
 def _as_array(a, name, xp=None):
-    if isinstance(a, (list, tuple, numbers.Real)):
-        a = np.asarray(a)
-    if not hasattr(a, "shape") or not hasattr(a, "dtype"):
+    if not isinstance(a, (list, tuple, numbers.Real)) and not (hasattr(a, "shape") and hasattr(a, "dtype")):
         raise TypeError(f"{name} must be an array, got {type(a).__name__}")
-    xp = get_namespace(a) if xp is None else xp
-    if a.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
-    return xp, xp.asarray(a, dtype=xp.float64)
+    a = as_real_array(a, name, xp)
+    return (get_namespace(a) if xp is None else xp), a
 
 
 def _finite(a, name, xp):

@@ -13,7 +13,9 @@ so it is done once for all label draws.
 Binary problems (two classes) score the probability of class 1, as
 scikit-learn does; with more classes AUC and AUPRC are macro averages of the
 one-vs-rest problems.  A metric that is undefined on a row (no positive or no
-negative point) is NaN.
+negative point) is NaN, except that :func:`roc_auc` raises a
+:class:`ValueError` when ``labels`` lack a class; :func:`metric` (what the
+batched estimators call) keeps the NaN for such rows.
 """
 
 from __future__ import annotations
@@ -184,6 +186,14 @@ def roc_auc(labels, probs, *, sample_weight=None):
     -------
     ndarray
 
+    Raises
+    ------
+    ValueError
+        If a row of ``labels`` lacks a class (counting points of positive
+        weight only): both classes for two classes, every class beyond, as the
+        AUC of a one-class problem is undefined.  ``metric("auc", ...)``
+        returns NaN for such rows instead.
+
     Notes
     -----
     The weighted Mann–Whitney statistic, ties counted one half:
@@ -200,6 +210,20 @@ def roc_auc(labels, probs, *, sample_weight=None):
     >>> float(roc_auc(np.array([0, 0, 1, 1]), np.stack([1 - s, s], -1)))
     0.75
     """
+    labels, probs, w, _ = _check(labels, probs, sample_weight)
+    K = probs.shape[-1]
+    for k in [1] if K == 2 else range(K):
+        pos = labels == k
+        if np.any(np.sum(w * pos, axis=-1) <= 0) or np.any(np.sum(w * ~pos, axis=-1) <= 0):
+            need = ("both classes 0 and 1" if K == 2
+                    else f"every class 0, ..., {K - 1} (class {k} is missing or alone)")
+            raise ValueError(f"labels must contain {need} with positive weight in every row: the AUC of a single "
+                             f"class is undefined (metric('auc', ...) returns NaN for such rows)")
+    return _one_vs_rest(_binary_auc, labels, probs, w)
+
+
+def _roc_auc_or_nan(labels, probs, *, sample_weight=None):
+    """:func:`roc_auc` with NaN, not an error, on a row that lacks a class (the batched estimators' convention)."""
     labels, probs, w, _ = _check(labels, probs, sample_weight)
     return _one_vs_rest(_binary_auc, labels, probs, w)
 
@@ -300,8 +324,8 @@ def top_label_calibration_error(labels, probs, *, sample_weight=None, n_bins=10)
     return _calibration(labels, probs, sample_weight, n_bins, top_label=True)
 
 
-_FUNCS = {"accuracy": accuracy, "auc": roc_auc, "auprc": average_precision, "ece": expected_calibration_error,
-          "top_label_ce": top_label_calibration_error}
+_FUNCS = {"accuracy": accuracy, "auc": _roc_auc_or_nan, "auprc": average_precision,
+          "ece": expected_calibration_error, "top_label_ce": top_label_calibration_error}
 
 
 def metric(name, labels, probs, *, sample_weight=None, n_bins=10):
@@ -318,6 +342,8 @@ def metric(name, labels, probs, *, sample_weight=None, n_bins=10):
     Returns
     -------
     ndarray
+        NaN on a row where the metric is undefined (for ``"auc"``, a row of
+        ``labels`` that lacks a class, on which :func:`roc_auc` raises).
 
     Examples
     --------

@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from .._backend import logsumexp
-from .._validation import check_float
+from .._validation import as_real_array, check_float
 from ._bandwidth import bandwidth as _bandwidth, kde_log_density
 from ._em import _log_gaussian, _m_step
 from ._ssme_metrics import check_probs
@@ -37,13 +37,21 @@ def alr(probs, *, eps=1e-12):
     ----------
     probs : array, shape (..., n_classes)
         Rows on the simplex.
-    eps : float
-        Probabilities are clipped to ``[eps, 1]`` first so that the logarithms stay finite.
+    eps : float in (0, 1 / n_classes]
+        Probabilities are clipped to ``[eps, 1]`` first so that the logarithms stay finite.  The
+        bound keeps each row's largest probability (at least ``1 / n_classes``) unclipped; a
+        small value such as the default changes only probabilities that are practically 0.
 
     Returns
     -------
     ndarray, shape (..., n_classes - 1)
         :math:`\log(p_k / p_K)`, :math:`k < K`; for two classes the logit of class 0.
+
+    Raises
+    ------
+    ValueError
+        If ``probs`` is not finite and non-negative with at least two classes, or ``eps`` is not a
+        finite number in ``(0, 1 / n_classes]``.
 
     Examples
     --------
@@ -51,12 +59,14 @@ def alr(probs, *, eps=1e-12):
     >>> alr(np.array([0.5, 0.25, 0.25])).tolist()
     [0.6931471805599453, 0.0]
     """
-    p = np.asarray(probs, dtype=np.float64)
+    p = as_real_array(probs, "probs", np)
     if p.ndim < 1 or p.shape[-1] < 2:
         raise ValueError(f"probs must have shape (..., n_classes >= 2), got {p.shape}")
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise ValueError("probs must be finite and non-negative")
     eps = check_float(eps, "eps", positive=True)
+    if eps > 1.0 / p.shape[-1]:
+        raise ValueError(f"eps must lie in (0, 1 / n_classes] = (0, {1.0 / p.shape[-1]:.6g}], got {eps}")
     lp = np.log(np.clip(p, eps, 1.0))
     return lp[..., :-1] - lp[..., -1:]
 

@@ -101,7 +101,8 @@ def test_metric_validation():
         accuracy(np.array([0.0, 1.0]), p)
     with pytest.raises(ValueError, match="shape"):
         accuracy(np.array([0, 1, 1]), p)
-    assert np.isnan(roc_auc(np.array([1, 1]), p))         # no negatives: undefined
+    with pytest.raises(ValueError, match="labels must contain both classes"):   # no negatives: undefined
+        roc_auc(np.array([1, 1]), p)
 
 
 # --- reductions --------------------------------------------------------------------------------------------
