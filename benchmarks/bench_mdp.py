@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
-from expertlab._random import rep_key, round_key, seed_to_uint64
-from expertlab.mdp import EpisodeSpec, TabularMDP, sample_episodes, ucrl_vtr, value_iteration
+from expertlab import sim
+from expertlab.mdp import TabularMDP, ucrl_vtr, value_iteration
 from expertlab.mdp.instances import garnet, hard_linear_mixture
 
 
@@ -81,20 +81,23 @@ def _one(n_mdps, n_states, n_actions, branching, gamma, epsilon):
 
 
 def _vtr_episode_time(n_episodes, n_reps, block=200):
-    """Wall time per episode of UCRL-VTR in the first and the last ``block`` episodes of one run."""
+    """Wall time per episode of UCRL-VTR in the first and the last ``block`` episodes of one ``sim.run``.
+
+    A probe around the learner's ``act`` stamps the start of every episode;
+    an episode's time runs from its stamp to the next (plan, roll-out,
+    metrics and update; the last episode is left out).
+    """
     m = hard_linear_mixture(2, horizon=5, gap=0.05)
-    fh = m.to_finite_horizon()
-    learner = ucrl_vtr(m.features)
-    spec = EpisodeSpec(fh.n_states, fh.n_actions, fh.horizon, np.asarray(fh.rewards), 0, n_episodes)
-    state = learner.init(spec, n_reps, 0)
-    rkeys = rep_key(np.full(n_reps, seed_to_uint64(0)), np.arange(n_reps, dtype=np.uint64))
-    times = np.empty(n_episodes)
-    for k in range(n_episodes):
-        t0 = time.perf_counter()
-        policy = learner.plan(state)
-        states, actions, rewards = sample_episodes(fh, policy, round_key(rkeys, np.full(n_reps, k, np.uint64)), 0)
-        state = learner.update(state, states, actions, rewards)
-        times[k] = time.perf_counter() - t0
+    learner = ucrl_vtr()
+    stamps = []
+
+    def act(state, obs, keys):
+        stamps.append(time.perf_counter())
+        return learner.act(state, obs, keys)
+
+    sim.run(learner._replace(act=act), m, horizon=n_episodes, n_reps=n_reps, seed=0, backend="numpy",
+            checkpoints=[n_episodes])
+    times = np.diff(np.array(stamps))  # episodes 1 .. K - 1
     first, last = float(np.median(times[:block])), float(np.median(times[-block:]))
     rec = {"learner": "ucrl_vtr", "episodes": n_episodes, "reps": n_reps, "block": block,
            "first_block_s_per_episode": first, "last_block_s_per_episode": last, "ratio_last_first": last / first}

@@ -8,13 +8,16 @@ leading batch axes (many MDPs of one size); the planners
 :func:`robust_value_iteration`) solve a whole batch in one array loop and
 return results with certificates (Bellman residuals, exact policy values).
 :func:`worst_case` solves the inner problems of robust planning for TV, L1,
-KL and chi-square balls.  The episodic learners (:func:`ucbvi` for tabular
-models, :func:`ucrl_vtr` and :func:`ucrl_vtr_plus` for linear mixtures) are
-records of pure functions driven by :func:`run_episodes`, which advances all
-replications at once and reports exact expected and realised regret; the
-conservative learners (:func:`stepmix`, :func:`epsmix`, the cumulative rule
-of :func:`conservative_ucbvi`) keep a baseline's value with high probability
-(:func:`run_conservative`).  :func:`mixture_robust_value_iteration` plans
+KL and chi-square balls.  An episodic model is an environment of
+:func:`expertlab.sim.run` (one episode per step; :func:`episodic` sets the
+initial state): the episodic learners (:func:`ucbvi` on a
+:class:`FiniteHorizonMDP`, :func:`ucrl_vtr` and :func:`ucrl_vtr_plus` on an
+:class:`EpisodicLinearMixture`) return a policy per episode and the runs
+record exact expected and realised regret; the conservative learners
+(:func:`stepmix`, :func:`epsmix`, the cumulative rule of
+:func:`conservative_ucbvi`) keep a baseline's value with high probability on
+a :func:`conservative` environment, which also counts the violations.
+:func:`mixture_robust_value_iteration` plans
 against a divergence ball on the mixture weight of a linear mixture, and
 :func:`dr_vtr` / :func:`dr_ttr` learn such robust policies from offline data
 with double pessimism.  :func:`run_stream` drives the single-stream
@@ -35,16 +38,16 @@ from . import (_claims_conservative, _claims_dr, _claims_learners, _claims_regop
                _claims_safe)
 from . import _claims_safe_cost  # noqa: F401  (registers the learned-cost safety claims)
 from ._conservative import evaluate_stochastic_policy, pessimism_bonus, pessimistic_values
-from ._conservative_policies import (ConservativeBaseline, epsmix_probability, known_baseline, learned_baseline,
-                                     mix_policies, stepmix_weight)
-from ._conservative_run import ConservativeResult, run_conservative, sample_mixed_episodes
-from ._conservative_ucbvi import ConservativeLearner, ConservativeState, MixedPlan, conservative_ucbvi, epsmix, stepmix
+from ._conservative_policies import (ConservativeBaseline, MixedPlan, epsmix_probability, known_baseline,
+                                     learned_baseline, mix_policies, sample_mixed_policy, stepmix_weight)
+from ._conservative_env import CONSERVATIVE_EPISODE, ConservativeMDP, conservative
+from ._conservative_ucbvi import ConservativeState, conservative_ucbvi, epsmix, stepmix
 from ._dr_linear_mixture import (MixtureRobustFiniteResult, MixtureRobustResult, mixture_robust_backup,
                                  mixture_robust_backward_induction, mixture_robust_value_iteration,
                                  mixture_value_features, robust_suboptimality)
 from ._dr_offline import DROfflineResult, OfflineDataset, dr_ttr, dr_vtr, sample_offline_dataset, simplex_projection
-from ._episodic import (EpisodeResult, EpisodeSpec, EpisodicLearner, evaluate_markov_policy, run_episodes,
-                        sample_episodes)
+from ._episodic import (LINEAR_MIXTURE_EPISODE, TABULAR_EPISODE, EpisodicMDP, Trajectory, episodic,
+                        evaluate_markov_policy, sample_episodes)
 from . import _claims_reward_free  # noqa: F401  (registers the reward-free exploration claims)
 from ._reward_free import (RewardFreeEstimate, RewardFreeExplorer, RewardFreeResult, RewardFreeState,
                            plan_for_rewards, reward_battery, reward_free_ttr, run_reward_free)
@@ -57,7 +60,7 @@ from ._safe_linear_mixture import (SafeEpisodeResult, SafeLinearMixture, run_saf
 from ._safe_learned_cost import (LearnedCostSafeMixture, certified_action_sets, cost_radius, pessimistic_costs,
                                  safe_cost_ladder)
 from ._safe_learned_cost_run import SafeCostState, run_learned_cost_episodes, safe_learned_cost_vtr
-from .instances import conservative_garnet
+from .instances import conservative_garnet, garnet_episodic
 from ..sim._rates import document_claims as _document_claims
 
 for _factory, _name in ((value_iteration, "value_iteration"), (robust_value_iteration, "robust_value_iteration"),
@@ -70,8 +73,43 @@ for _factory, _name in ((value_iteration, "value_iteration"), (robust_value_iter
     _document_claims(_factory, _name)
 del _factory, _name
 
+
+def _register_episodic() -> None:
+    """Register the episodic and conservative learners and their environment constructors with ``sim``."""
+    from .. import sim
+
+    def tabular():
+        return garnet_episodic(n_states=3, n_actions=2, episode_length=3, seed=0)
+
+    def mixture():
+        return instances.hard_linear_mixture(1, horizon=3, gap=0.1)
+
+    def constrained():
+        return conservative_garnet(seed=0, alpha=0.3)
+
+    for name, factory, feedback, env in (
+            ("ucbvi", ucbvi, TABULAR_EPISODE, tabular),
+            ("ucrl_vtr", ucrl_vtr, LINEAR_MIXTURE_EPISODE, mixture),
+            ("ucrl_vtr_plus", ucrl_vtr_plus, LINEAR_MIXTURE_EPISODE, mixture),
+            ("stepmix", stepmix, CONSERVATIVE_EPISODE, constrained),
+            ("epsmix", epsmix, CONSERVATIVE_EPISODE, constrained),
+            ("conservative_ucbvi", conservative_ucbvi, CONSERVATIVE_EPISODE, constrained)):
+        sim.register_learner(name, factory, family="mdp", feedback=feedback,
+                             example=lambda factory=factory, env=env: (factory(), env(), 20))
+    sim.register_environment("garnet_episodic", garnet_episodic, family="mdp", feedback=TABULAR_EPISODE)
+    sim.register_environment("hard_linear_mixture", instances.hard_linear_mixture, family="mdp",
+                             feedback=LINEAR_MIXTURE_EPISODE)
+    sim.register_environment("conservative_garnet", conservative_garnet, family="mdp",
+                             feedback=CONSERVATIVE_EPISODE)
+
+
+_register_episodic()
+
+
 __all__ = [
-    "EpisodeSpec", "EpisodicLearner", "EpisodeResult", "run_episodes", "sample_episodes", "evaluate_markov_policy",
+    # episodic models as environments of sim.run
+    "EpisodicMDP", "Trajectory", "episodic", "garnet_episodic", "sample_episodes", "evaluate_markov_policy",
+    "TABULAR_EPISODE", "LINEAR_MIXTURE_EPISODE",
     "UCBVIState", "ucbvi", "ucbvi_bonus", "optimistic_q_values",
     "EpisodicLinearMixture", "VTRState", "ucrl_vtr", "ucrl_vtr_plus", "sherman_morrison",
     "TabularMDP",
@@ -96,8 +134,8 @@ __all__ = [
     # conservative exploration
     "ConservativeBaseline", "conservative_garnet", "epsmix_probability", "evaluate_stochastic_policy",
     "known_baseline", "learned_baseline", "mix_policies", "pessimism_bonus", "pessimistic_values",
-    "stepmix_weight", "ConservativeLearner", "ConservativeResult", "ConservativeState", "MixedPlan",
-    "conservative_ucbvi", "epsmix", "run_conservative", "sample_mixed_episodes", "stepmix",
+    "stepmix_weight", "ConservativeState", "MixedPlan", "conservative_ucbvi", "epsmix", "sample_mixed_policy",
+    "stepmix", "ConservativeMDP", "conservative", "CONSERVATIVE_EPISODE",
     # distributionally robust linear mixtures
     "MixtureRobustResult", "MixtureRobustFiniteResult", "mixture_value_features", "mixture_robust_backup",
     "mixture_robust_value_iteration", "mixture_robust_backward_induction", "OfflineDataset", "DROfflineResult",

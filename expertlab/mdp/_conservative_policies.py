@@ -8,7 +8,9 @@ interval on its value.  The decision rules combine the greedy optimistic policy
 with the baseline: :func:`mix_policies` forms the per-step mixture, whose
 StepMix weight :func:`stepmix_weight` finds by batched bisection on the
 pessimistic value, and :func:`epsmix_probability` gives the EpsMix probability
-of playing the optimistic policy for a whole episode in closed form.
+of playing the optimistic policy for a whole episode in closed form.  A
+:class:`MixedPlan` is what a conservative learner plays in an episode; the
+learner draws its coins from its own keys (:func:`sample_mixed_policy`).
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ import math
 
 import numpy as np
 
-from .._random import rep_key, round_key, seed_to_uint64
+from .._random import rep_key, round_key, seed_to_uint64, uniform
 from .._validation import check_int, check_open_unit
 from ._conservative import _check_stochastic, _evaluate, _pessimistic_eval, _pessimistic_model
 from ._episodic import _check_single, sample_episodes
 from ._models import FiniteHorizonMDP
 
-__all__ = ["ConservativeBaseline", "known_baseline", "learned_baseline", "mix_policies", "stepmix_weight",
-           "epsmix_probability"]
+__all__ = ["ConservativeBaseline", "MixedPlan", "known_baseline", "learned_baseline", "mix_policies",
+           "sample_mixed_policy", "stepmix_weight", "epsmix_probability"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +51,82 @@ class ConservativeBaseline:
     value: float
     reference: float
     n_samples: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedPlan:
+    r"""The play of one episode of every replication: a conservative learner's action.
+
+    The episode follows the :math:`w`-mixture of the greedy optimistic policy
+    and the baseline with probability :math:`\epsilon`, else the baseline;
+    ``policy`` is the deterministic policy drawn from that law for the
+    episode (:func:`sample_mixed_policy`), which the environment rolls out,
+    while the exact value of the mixture (coins included) is what the
+    environment's regret and constraint metrics evaluate.
+
+    Attributes
+    ----------
+    optimistic : ndarray of int, shape (n_reps, H, S)
+        Greedy policy of the optimistic Q-values.
+    step_weight : ndarray, shape (n_reps,)
+        :math:`w`: each step takes the optimistic action w.p. :math:`w`, else a baseline one.
+    episode_prob : ndarray, shape (n_reps,)
+        :math:`\epsilon`: the episode follows the :math:`w`-mixture w.p. :math:`\epsilon`, else the baseline.
+    credit : ndarray, shape (n_reps,)
+        Lower bound on the expected value of the episode (added to the budget).
+    policy : ndarray of int, shape (n_reps, H, S), or None
+        The deterministic policy drawn for the episode (``None`` before the draw).
+    """
+
+    optimistic: np.ndarray
+    step_weight: np.ndarray
+    episode_prob: np.ndarray
+    credit: np.ndarray
+    policy: np.ndarray | None = None
+
+
+def sample_mixed_policy(plan: MixedPlan, baseline_policy, keys) -> np.ndarray:
+    r"""Draw the deterministic policy of one episode from a :class:`MixedPlan`, one per replication.
+
+    Parameters
+    ----------
+    plan : MixedPlan
+    baseline_policy : array, shape (H, S, A)
+        The (possibly stochastic) baseline :math:`\pi_b`.
+    keys : uint64 array, shape (n_reps,)
+        The learner's round keys (the engine's ``keys_t``).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_reps, H, S)
+
+    Notes
+    -----
+    Draw 0 of a key is the episode coin (mixture iff below :math:`\epsilon`),
+    draw :math:`1 + hS + s` the step coin of :math:`(h, s)` (optimistic
+    action iff below :math:`w`), draw :math:`1 + HS + hS + s` the baseline
+    action of :math:`(h, s)` (inverse CDF of :math:`\pi_b(\cdot | s)` at
+    stage :math:`h`).  An episode visits one state per stage, so drawing the
+    action of every :math:`(h, s)` in advance gives the trajectory the law of
+    drawing the coins as the states are visited.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> plan = MixedPlan(np.ones((2, 1, 1), dtype=np.int64), np.ones(2), np.array([1.0, 0.0]), np.zeros(2))
+    >>> sample_mixed_policy(plan, np.array([[[1.0, 0.0]]]), np.arange(2, dtype=np.uint64))[:, 0, 0]
+    array([1, 0])
+    """
+    opt = np.asarray(plan.optimistic)
+    n_reps, h_, s_ = opt.shape
+    base = np.asarray(baseline_policy, dtype=np.float64)
+    a_ = base.shape[-1]
+    u = uniform(np.asarray(keys)[:, None], np.arange(1 + 2 * h_ * s_, dtype=np.uint64)[None, :])
+    chosen = u[:, 0] < np.asarray(plan.episode_prob)
+    step = u[:, 1:1 + h_ * s_].reshape(n_reps, h_, s_) < np.asarray(plan.step_weight)[:, None, None]
+    ub = u[:, 1 + h_ * s_:].reshape(n_reps, h_, s_)
+    a_b = np.minimum((np.cumsum(base, axis=-1)[None] < ub[..., None]).sum(axis=-1), a_ - 1)
+    return np.where(chosen[:, None, None] & step, opt, a_b).astype(np.int64)
 
 
 def known_baseline(mdp: FiniteHorizonMDP, policy, initial_state: int = 0) -> ConservativeBaseline:

@@ -1,147 +1,135 @@
-r"""Episodic learners in tabular MDPs and the driver that runs them, batched over replications.
+r"""Episodic MDPs as environments of the one engine (:func:`expertlab.sim.run`).
 
-An episodic learner is a record of pure functions (:class:`EpisodicLearner`):
-``init(spec, n_reps, seed)`` builds the state from what the learner may know
-(:class:`EpisodeSpec`: sizes, the known mean rewards, the start state, the
-number of episodes), ``plan(state)`` returns one deterministic Markov policy
-per replication and ``update(state, states, actions, rewards)`` absorbs one
-episode of every replication.  :func:`run_episodes` is the one place that
-loops over episodes: it samples all replications' trajectories at once from
-the counter-based generator of :mod:`expertlab._random` and records the
-realised and the exact expected regret on a log-spaced checkpoint grid.
+An episodic model (:class:`~expertlab.mdp.FiniteHorizonMDP`, or an
+:class:`~expertlab.mdp.EpisodicLinearMixture`) *is* an environment: one step
+of a run is one episode, and ``sim.run``'s ``horizon`` counts episodes
+(``spec.unit == "episode"``).  Every episode starts in state 0;
+:func:`episodic` wraps a model to start elsewhere (and to report a name and
+settings of its own, as the registered constructors do).  Each episode, for
+all replications at once:
+
+1. the learner returns the deterministic Markov policy of the coming episode,
+   an ``int64`` array ``(n_reps, H, S)`` (``H`` the episode length);
+2. the environment rolls it out from the episode's environment keys (draw
+   ``h`` of replication ``r``'s key picks the state after stage ``h`` by the
+   inverse CDF, :func:`sample_episodes`), so the transitions a replication
+   sees do not depend on its batch, its block or the learner's randomness;
+3. the learner folds the :class:`Trajectory` in.
+
+Learner protocol for ``"tabular_episode"`` and ``"linear_mixture_episode"`` feedback
+------------------------------------------------------------------------------------
+``init(spec, n_reps, keys, xp)``: ``spec.horizon`` is the number of episodes
+``K`` of the run; ``spec.info`` holds what the learner may know:
+``n_states``, ``episode_length`` (``H``), ``rewards`` (the known mean
+rewards, ``(H, S, A)``), ``initial_state``, and for a linear mixture the
+base kernels ``features`` ``(d, S, A, S)`` (the mixture weight is unknown);
+``spec.n_actions`` is ``A``.
+``act(state, None, keys) -> (policy, state)``;
+``update(state, policy, trajectory, keys) -> state``.  The two feedback kinds
+differ so that a tabular learner (:func:`~expertlab.mdp.ucbvi`) is not run
+on a linear mixture by mistake, nor the reverse; to run UCBVI on a mixture,
+pass ``mixture.to_finite_horizon()``.
+
+Metrics
+-------
+With :math:`s_1` the initial state and :math:`\pi_j` the policy of episode :math:`j`:
+
+``regret``
+    The exact expected regret
+    :math:`\sum_{j \le k} (V^\star_1(s_1) - V^{\pi_j}_1(s_1))`, every policy
+    evaluated with the true model (:func:`evaluate_markov_policy`); non-negative.
+``realised_regret``
+    :math:`\sum_{j \le k} (V^\star_1(s_1) - \sum_h r_h(s^j_h, a^j_h))`: the
+    optimal value minus the realised returns (same expectation).
+
+The rewards are deterministic (the known means), so the randomness of a
+return is that of the transitions.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
-from typing import Callable
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from .._random import rep_key, round_key, seed_to_uint64, uniform
+from .._random import uniform
 from .._validation import check_int
+from ..sim._protocol import EnvSpec, Environment, Metric
 from ._models import FiniteHorizonMDP
 from ._planning import backward_induction
 
-__all__ = ["EpisodeSpec", "EpisodicLearner", "EpisodeResult", "run_episodes", "evaluate_markov_policy",
-           "sample_episodes"]
+__all__ = ["TABULAR_EPISODE", "LINEAR_MIXTURE_EPISODE", "EpisodicMDP", "Trajectory", "episodic",
+           "evaluate_markov_policy", "sample_episodes", "n_episodes_of"]
+
+#: Feedback kind of a tabular episodic MDP (:class:`~expertlab.mdp.FiniteHorizonMDP`).
+TABULAR_EPISODE = "tabular_episode"
+#: Feedback kind of an episodic linear mixture (:class:`~expertlab.mdp.EpisodicLinearMixture`).
+LINEAR_MIXTURE_EPISODE = "linear_mixture_episode"
 
 
-@dataclasses.dataclass(frozen=True)
-class EpisodeSpec:
-    """What an episodic learner is told about the MDP before the first episode.
+class Trajectory(NamedTuple):
+    """One episode of every replication: what an episodic learner is told after it.
 
     Attributes
     ----------
-    n_states, n_actions, horizon : int
-    rewards : ndarray, shape (H, S, A)
-        Mean rewards, known to the learner (the transitions are not).
-    initial_state : int
-        Every episode starts in this state.
-    n_episodes : int
-        Number of episodes ``K`` to be played (enters confidence widths
-        through ``T = K H``).
+    states : ndarray of int, shape (n_reps, H + 1)
+        ``states[:, 0]`` is the initial state.
+    actions : ndarray of int, shape (n_reps, H)
+    rewards : ndarray, shape (n_reps, H)
     """
 
-    n_states: int
-    n_actions: int
-    horizon: int
+    states: np.ndarray
+    actions: np.ndarray
     rewards: np.ndarray
+
+
+class _EpisodeData(NamedTuple):
+    """What ``reset`` precomputes once per run (the environment state; nothing in it changes)."""
+
+    transitions: np.ndarray  # (H, S, A, S)
+    cdf: np.ndarray  # (H, S, A, S), cumulative over the last axis
+    rewards: np.ndarray  # (H, S, A)
     initial_state: int
-    n_episodes: int
-
-
-@dataclasses.dataclass(frozen=True)
-class EpisodicLearner:
-    """An episodic learner: a name, a dictionary of settings and three pure functions.
-
-    Attributes
-    ----------
-    name : str
-    params : dict
-        Settings the factory was called with (reported in results).
-    init : callable ``(spec: EpisodeSpec, n_reps: int, seed) -> state``
-        The state is a ``NamedTuple`` whose batched arrays have leading
-        axis ``n_reps`` (constants shared by all replications may be
-        unbatched).
-    plan : callable ``(state) -> policy``
-        Integer array ``(n_reps, H, S)``: the action of each replication at
-        each stage and state in the coming episode.
-    update : callable ``(state, states, actions, rewards) -> state``
-        ``states (n_reps, H + 1)`` (``states[:, 0]`` is the start state),
-        ``actions (n_reps, H)``, ``rewards (n_reps, H)`` of the episode just
-        played.
-    """
-
-    name: str
-    params: dict
-    init: Callable
-    plan: Callable
-    update: Callable
-
-
-def _rep_mean(field: str, kind: str) -> property:
-    """Read-only property of a result: the ``(n_checkpoints, n_reps)`` array ``field`` averaged over replications.
-
-    Shared by the result records of the episodic drivers (:class:`EpisodeResult`, ``ConservativeResult``).
-    """
-
-    def mean(self) -> np.ndarray:
-        return getattr(self, field).mean(axis=1)
-
-    return property(mean, doc=f"Mean {kind} regret over the replications, shape ``(n_checkpoints,)``.")
-
-
-@dataclasses.dataclass(frozen=True)
-class EpisodeResult:
-    r"""Regret of a batch of replications on a checkpoint grid of episodes.
-
-    Attributes
-    ----------
-    learner : str
-    checkpoints : ndarray of int, shape (n_checkpoints,)
-        Episode counts ``k`` after which the regret was recorded.
-    regret : ndarray, shape (n_checkpoints, n_reps)
-        Exact expected regret :math:`\sum_{j \le k} (V^\star_1(s_1) - V^{\pi_j}_1(s_1))`,
-        each policy evaluated with the true model; non-negative.
-    realised_regret : ndarray, shape (n_checkpoints, n_reps)
-        :math:`\sum_{j \le k} (V^\star_1(s_1) - \sum_h r_h(s^j_h, a^j_h))`: the
-        optimal value minus the realised returns (same expectation).
-    optimal_value : float
-        :math:`V^\star_1(s_1)`.
-    n_episodes, n_reps, horizon : int
-    seed : int
-        The ``uint64`` seed used (also when ``seed=None`` was passed).
-    wall_time : float
-        Seconds spent in the episode loop.
-    rep_offset : int
-        Index of the first replication.
-    """
-
-    learner: str
-    checkpoints: np.ndarray
-    regret: np.ndarray
-    realised_regret: np.ndarray
     optimal_value: float
-    n_episodes: int
-    n_reps: int
-    horizon: int
-    seed: int
-    wall_time: float
-    rep_offset: int = 0
-
-    mean_regret = _rep_mean("regret", "expected")
-    mean_realised_regret = _rep_mean("realised_regret", "realised")
 
 
-def _check_single(mdp) -> FiniteHorizonMDP:
+def _check_single(mdp, name: str = "mdp") -> FiniteHorizonMDP:
     if not isinstance(mdp, FiniteHorizonMDP):
-        raise TypeError(f"mdp must be a FiniteHorizonMDP, got {type(mdp).__name__}")
+        raise TypeError(f"{name} must be a FiniteHorizonMDP, got {type(mdp).__name__}")
     if mdp.batch_shape != ():
-        raise ValueError(f"mdp must be a single MDP (no batch axes), got batch shape {mdp.batch_shape}")
+        raise ValueError(f"{name} must be a single MDP (no batch axes) to be run or evaluated, got batch shape "
+                         f"{mdp.batch_shape}; run each MDP of the batch separately")
     return mdp
+
+
+def _is_mixture(model) -> bool:
+    from ._ucrl_vtr import EpisodicLinearMixture
+
+    return isinstance(model, EpisodicLinearMixture)
+
+
+def _policy_values(p, r, pi) -> np.ndarray:
+    """``V^pi_h(s)`` of deterministic policies ``pi (n_reps, H, S)``; shape ``(n_reps, H + 1, S)``."""
+    h_, s_ = p.shape[0], p.shape[1]
+    idx = np.arange(s_)
+    v = np.zeros((pi.shape[0], h_ + 1, s_))
+    for h in range(h_ - 1, -1, -1):
+        a = pi[:, h]  # (R, S)
+        p_pi = p[h][idx[None, :], a]  # (R, S, S)
+        v[:, h] = r[h][idx[None, :], a] + np.einsum("rst,rt->rs", p_pi, v[:, h + 1])
+    return v
+
+
+def _check_policy(policy, n_reps, h_, s_, a_, who="learner") -> np.ndarray:
+    pi = np.asarray(policy)
+    if pi.ndim != 3 or pi.shape != (n_reps, h_, s_) or not np.issubdtype(pi.dtype, np.integer):
+        raise ValueError(f"the {who} returned a policy of shape {pi.shape} and dtype {pi.dtype}, expected an "
+                         f"integer array of shape {(n_reps, h_, s_)} (n_reps, H, S)")
+    if pi.size and (pi.min() < 0 or pi.max() >= a_):
+        raise ValueError(f"the {who}'s policy must hold actions in [0, {a_ - 1}]")
+    return pi
 
 
 def evaluate_markov_policy(mdp: FiniteHorizonMDP, policy) -> np.ndarray:
@@ -178,14 +166,26 @@ def evaluate_markov_policy(mdp: FiniteHorizonMDP, policy) -> np.ndarray:
                          f"{pi.dtype} {pi.shape}")
     if pi.size and (pi.min() < 0 or pi.max() >= mdp.n_actions):
         raise ValueError(f"policy must hold actions in [0, {mdp.n_actions - 1}]")
-    p, r = np.asarray(mdp.transitions), np.asarray(mdp.rewards)
-    idx = np.arange(s_)
-    v = np.zeros((pi.shape[0], h_ + 1, s_))
-    for h in range(h_ - 1, -1, -1):
-        a = pi[:, h]  # (R, S)
-        p_pi = p[h][idx[None, :], a]  # (R, S, S)
-        v[:, h] = r[h][idx[None, :], a] + np.einsum("rst,rt->rs", p_pi, v[:, h + 1])
-    return v
+    return _policy_values(np.asarray(mdp.transitions), np.asarray(mdp.rewards), pi)
+
+
+def _rollout(cdf, rew, policy, keys, initial_state):
+    n_reps = keys.shape[0]
+    h_, s_ = cdf.shape[0], cdf.shape[1]
+    rows = np.arange(n_reps)
+    states = np.empty((n_reps, h_ + 1), dtype=np.int64)
+    actions = np.empty((n_reps, h_), dtype=np.int64)
+    rewards = np.empty((n_reps, h_))
+    states[:, 0] = initial_state
+    for h in range(h_):
+        s = states[:, h]
+        a = policy[rows, h, s]
+        actions[:, h] = a
+        rewards[:, h] = rew[h, s, a]
+        u = uniform(keys, np.full(n_reps, h, dtype=np.uint64))
+        nxt = (cdf[h, s, a] < u[:, None]).sum(axis=1)
+        states[:, h + 1] = np.minimum(nxt, s_ - 1)
+    return Trajectory(states, actions, rewards)
 
 
 def sample_episodes(mdp: FiniteHorizonMDP, policy, keys, initial_state: int):
@@ -201,48 +201,268 @@ def sample_episodes(mdp: FiniteHorizonMDP, policy, keys, initial_state: int):
 
     Returns
     -------
-    states : ndarray (n_reps, H + 1) of int
-    actions : ndarray (n_reps, H) of int
-    rewards : ndarray (n_reps, H)
+    Trajectory
+        ``(states (n_reps, H + 1), actions (n_reps, H), rewards (n_reps, H))``.
 
     Notes
     -----
     The next state is the inverse CDF of :math:`P_h(\cdot | s_h, a_h)` at the
     uniform :math:`u_{r,h}`: the number of cumulative probabilities strictly
-    below :math:`u` (capped at :math:`S - 1` against rounding).
+    below :math:`u` (capped at :math:`S - 1` against rounding).  The episodic
+    environments (:class:`EpisodicMDP`) roll out every episode this way from
+    the engine's environment keys.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from expertlab._random import rep_key
+    >>> p = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]])
+    >>> m = FiniteHorizonMDP.stationary(p, np.array([[0.0, 0.0], [1.0, 1.0]]), 3)
+    >>> keys = rep_key(np.full(2, np.uint64(0)), np.arange(2, dtype=np.uint64))
+    >>> sample_episodes(m, np.ones((2, 3, 2), dtype=np.int64), keys, 0).states
+    array([[0, 1, 1, 1],
+           [0, 1, 1, 1]])
     """
-    p, rew = np.asarray(mdp.transitions), np.asarray(mdp.rewards)
-    n_reps = keys.shape[0]
-    h_, s_ = mdp.horizon, mdp.n_states
-    rows = np.arange(n_reps)
-    states = np.empty((n_reps, h_ + 1), dtype=np.int64)
-    actions = np.empty((n_reps, h_), dtype=np.int64)
-    rewards = np.empty((n_reps, h_))
-    states[:, 0] = initial_state
-    cdf = np.cumsum(p, axis=-1)  # (H, S, A, S)
-    for h in range(h_):
-        s = states[:, h]
-        a = policy[rows, h, s]
-        actions[:, h] = a
-        rewards[:, h] = rew[h, s, a]
-        u = uniform(keys, np.full(n_reps, h, dtype=np.uint64))
-        nxt = (cdf[h, s, a] < u[:, None]).sum(axis=1)
-        states[:, h + 1] = np.minimum(nxt, s_ - 1)
-    return states, actions, rewards
+    p = np.asarray(mdp.transitions)
+    return _rollout(np.cumsum(p, axis=-1), np.asarray(mdp.rewards), np.asarray(policy), keys, initial_state)
+
+
+def n_episodes_of(spec) -> int:
+    """The number of episodes ``K`` a learner is initialised for: ``spec.horizon`` of the run.
+
+    (``spec.n_episodes`` for the ``EpisodeSpec`` records the safe learners still take.)
+    """
+    if isinstance(spec, EnvSpec):
+        if spec.horizon is None:
+            raise ValueError("spec.horizon (the number of episodes) is None: an episodic learner needs the run's "
+                             "length; sim.run fills it in (or pass dataclasses.replace(env.spec, horizon=K))")
+        return int(spec.horizon)
+    return int(spec.n_episodes)
+
+
+def episode_length_of(spec) -> int:
+    """The episode length ``H`` of ``spec`` (``spec.episode_length``; ``horizon`` of an ``EpisodeSpec``)."""
+    return int(spec.episode_length) if isinstance(spec, EnvSpec) else int(spec.horizon)
+
+
+# ---------------------------------------------------------------------------
+# the environment
+
+
+def _sum_metric(name: str, update: Callable) -> Metric:
+    def init(n_reps, xp):
+        return np.zeros(n_reps)
+
+    return Metric(name, init, lambda acc, info, t: acc + update(info), lambda acc: acc)
+
+
+def _regret_metrics() -> dict:
+    return {
+        "regret": _sum_metric("regret", lambda info: info["optimal_value"] - info["value"]),
+        "realised_regret": _sum_metric("realised_regret", lambda info: info["optimal_value"] - info["return"]),
+    }
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class EpisodicMDP(Environment):
+    r"""An episodic MDP as an environment: one episode per step of :func:`expertlab.sim.run`.
+
+    Build it with :func:`episodic` (or run a model directly: a
+    :class:`~expertlab.mdp.FiniteHorizonMDP` or an
+    :class:`~expertlab.mdp.EpisodicLinearMixture` is this environment with
+    initial state 0).  Each episode the learner returns an ``int64`` policy
+    ``(n_reps, H, S)``; the environment rolls it out for every replication
+    from the episode's environment keys (:func:`sample_episodes`) and returns
+    the :class:`Trajectory`.
+
+    The learner's ``spec`` (feedback ``"tabular_episode"``, or
+    ``"linear_mixture_episode"`` for a linear mixture; unit ``"episode"``;
+    ``spec.horizon`` the number of episodes ``K``) holds in ``spec.info``:
+    ``n_states``, ``episode_length`` (``H``), ``rewards`` (the known mean
+    rewards ``(H, S, A)``), ``initial_state`` and, for a linear mixture, the
+    base kernels ``features`` ``(d, S, A, S)`` (not the weight).
+
+    Metrics, with :math:`\pi_j` the policy of episode :math:`j`:
+    ``regret``, the exact expected regret
+    :math:`\sum_{j \le k} (V^\star_1(s_1) - V^{\pi_j}_1(s_1))` (every policy
+    evaluated with the true model, :func:`evaluate_markov_policy`), and
+    ``realised_regret``,
+    :math:`\sum_{j \le k} (V^\star_1(s_1) - \sum_h r_h(s^j_h, a^j_h))`.
+
+    Attributes
+    ----------
+    model : FiniteHorizonMDP or EpisodicLinearMixture
+        A single model (no batch axes).  Its rewards are the learner's known
+        mean rewards and also the realised ones.
+    initial_state : int
+        Start state :math:`s_1` of every episode.
+    name : str
+        Reported in results (default: the model's kind).
+    params : mapping
+        Settings reported in results (default: the sizes and the initial state).
+    """
+
+    model: Any
+    initial_state: int = 0
+    name: str = ""
+    params: Mapping[str, Any] | None = None
+
+    default_metrics = ("regret", "realised_regret")
+
+    def __post_init__(self):
+        if _is_mixture(self.model):
+            tab = self.model.to_finite_horizon()
+            kind, extra = "linear_mixture", {"dim": self.model.dim}
+        else:
+            tab = _check_single(self.model, "model")
+            kind, extra = "finite_horizon_mdp", {}
+        s0 = check_int(self.initial_state, "initial_state", minimum=0, maximum=tab.n_states - 1)
+        object.__setattr__(self, "initial_state", s0)
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        if not self.name:
+            object.__setattr__(self, "name", kind)
+        if self.params is None:
+            object.__setattr__(self, "params", {"n_states": tab.n_states, "n_actions": tab.n_actions,
+                                                "episode_length": tab.horizon, "initial_state": s0, **extra})
+        elif not isinstance(self.params, Mapping):
+            raise TypeError(f"params must be a mapping, got {type(self.params).__name__}")
+
+    # -- what the learner may know ------------------------------------------------
+    def tabular(self) -> FiniteHorizonMDP:
+        """The tabular model (a linear mixture's kernel formed at every stage)."""
+        return self.model.to_finite_horizon() if _is_mixture(self.model) else self.model
+
+    @property
+    def feedback(self) -> str:
+        return LINEAR_MIXTURE_EPISODE if _is_mixture(self.model) else TABULAR_EPISODE
+
+    def _info(self) -> dict:
+        m = self.model
+        r = np.asarray(m.rewards)
+        info = {"n_states": int(r.shape[1]), "episode_length": int(r.shape[0]), "rewards": r,
+                "initial_state": self.initial_state}
+        if _is_mixture(m):
+            info["features"] = np.asarray(m.features)
+        return info
+
+    @property
+    def spec(self) -> EnvSpec:
+        return EnvSpec(feedback=self.feedback, unit="episode", n_actions=int(np.asarray(self.model.rewards).shape[2]),
+                       info=self._info())
+
+    # -- oracles ------------------------------------------------------------------
+    def optimal_value(self) -> float:
+        r""":math:`V^\star_1(s_1)`, by backward induction on the true model."""
+        return float(np.asarray(backward_induction(self.tabular()).values)[0, self.initial_state])
+
+    def policy_value(self, policy) -> np.ndarray:
+        r""":math:`V^{\pi}_1(s_1)` of deterministic policies ``(n_reps, H, S)``, shape ``(n_reps,)``."""
+        return evaluate_markov_policy(self.tabular(), policy)[:, 0, self.initial_state]
+
+    # -- the protocol ---------------------------------------------------------------
+    def reset(self, n_reps, keys, xp) -> _EpisodeData:
+        m = self.tabular()
+        p = np.asarray(m.transitions)
+        return _EpisodeData(p, np.cumsum(p, axis=-1), np.asarray(m.rewards), self.initial_state,
+                            self.optimal_value())
+
+    def observe(self, data, t, keys):
+        return None
+
+    def _roll(self, data: _EpisodeData, policy, keys):
+        h_, s_, a_ = data.rewards.shape
+        pi = _check_policy(policy, keys.shape[0], h_, s_, a_)
+        return pi, _rollout(data.cdf, data.rewards, pi, np.asarray(keys), data.initial_state)
+
+    def step(self, data: _EpisodeData, policy, t, keys):
+        pi, traj = self._roll(data, policy, keys)
+        value = _policy_values(data.transitions, data.rewards, pi)[:, 0, data.initial_state]
+        info = {"value": value, "return": traj.rewards.sum(axis=1), "optimal_value": data.optimal_value,
+                "policy": pi}
+        return data, traj, info
+
+    def available_metrics(self) -> Mapping[str, Metric]:
+        return _regret_metrics()
+
+
+def episodic(model, initial_state: int = 0, *, name: str | None = None, params=None) -> EpisodicMDP:
+    r"""An episodic model as an environment of :func:`expertlab.sim.run`, starting in ``initial_state``.
+
+    A :class:`~expertlab.mdp.FiniteHorizonMDP` or an
+    :class:`~expertlab.mdp.EpisodicLinearMixture` can be run as it is (it
+    starts every episode in state 0); wrap it with this function to start
+    elsewhere, or to report a name and settings of its own.
+
+    Parameters
+    ----------
+    model : FiniteHorizonMDP or EpisodicLinearMixture
+        A single model (no batch axes).
+    initial_state : int
+        Start state of every episode.
+    name : str, optional
+        Reported as ``RunResult.environment``.
+    params : mapping, optional
+        Reported as ``RunResult.environment_params`` (JSON data, for sweeps).
+
+    Returns
+    -------
+    EpisodicMDP
+        Feedback ``"tabular_episode"`` (or ``"linear_mixture_episode"``), unit
+        ``"episode"``; metrics ``regret`` and ``realised_regret``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from expertlab import sim
+    >>> from expertlab.mdp import FiniteHorizonMDP, ucbvi
+    >>> p = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]])
+    >>> m = FiniteHorizonMDP.stationary(p, np.array([[0.0, 0.0], [1.0, 1.0]]), 3)
+    >>> env = episodic(m, initial_state=1)
+    >>> env.spec.feedback, env.spec.unit, env.spec.episode_length, env.spec.initial_state
+    ('tabular_episode', 'episode', 3, 1)
+    >>> res = sim.run(ucbvi(), env, horizon=20, n_reps=3, seed=0)
+    >>> res.unit, env.optimal_value(), res.metrics["regret"][-1].tolist()   # state 1 pays 1 forever
+    ('episode', 3.0, [0.0, 0.0, 0.0])
+    """
+    return EpisodicMDP(model, initial_state, name or "", params)
+
+
+# ---------------------------------------------------------------------------
+# kept for the safe learners (expertlab.mdp._safe_linear_mixture, _safe_learned_cost_run), which still drive
+# EpisodicLearner records with their own loops; delete once they run through sim.run
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeSpec:
+    """What an :class:`EpisodicLearner` of the safe drivers is told (sizes, known rewards, start, ``K``)."""
+
+    n_states: int
+    n_actions: int
+    horizon: int
+    rewards: np.ndarray
+    initial_state: int
+    n_episodes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodicLearner:
+    """A learner of the safe drivers: ``init(spec, n_reps, seed)``, ``plan(state)``, ``update(state, s, a, r)``."""
+
+    name: str
+    params: dict
+    init: Callable
+    plan: Callable
+    update: Callable
 
 
 def _default_checkpoints(n_episodes: int) -> np.ndarray:
     n = max(2, min(25, n_episodes))
-    grid = np.unique(np.round(np.exp(np.linspace(0.0, math.log(n_episodes), n))).astype(np.int64))
-    return grid
+    return np.unique(np.round(np.exp(np.linspace(0.0, math.log(n_episodes), n))).astype(np.int64))
 
 
 def _check_checkpoints(checkpoints, n_episodes: int, *, default: str = "grid") -> np.ndarray:
-    """Checkpoints as strictly increasing ``int64`` episode counts in ``[1, n_episodes]``.
-
-    ``None`` gives the log-spaced grid of :func:`run_episodes` (``default="grid"``) or ``[n_episodes]``
-    (``default="last"``).  Shared by the episodic drivers.
-    """
+    """Checkpoints as strictly increasing ``int64`` episode counts in ``[1, n_episodes]`` (safe drivers)."""
     if checkpoints is None:
         return _default_checkpoints(n_episodes) if default == "grid" else np.array([n_episodes], dtype=np.int64)
     ck = np.asarray(checkpoints)
@@ -250,94 +470,3 @@ def _check_checkpoints(checkpoints, n_episodes: int, *, default: str = "grid") -
             or ck.max() > n_episodes or np.any(np.diff(ck) <= 0)):
         raise ValueError(f"checkpoints must be strictly increasing integers in [1, {n_episodes}]")
     return ck.astype(np.int64)
-
-
-def run_episodes(learner: EpisodicLearner, mdp: FiniteHorizonMDP, n_episodes: int, n_reps: int, seed=0, *,
-                 checkpoints=None, initial_state: int = 0, rep_offset: int = 0) -> EpisodeResult:
-    r"""Play ``n_episodes`` episodes of ``mdp`` with ``learner`` in ``n_reps`` replications at once.
-
-    Parameters
-    ----------
-    learner : EpisodicLearner
-    mdp : FiniteHorizonMDP
-        A single MDP (no batch axes); its rewards are the learner's known
-        mean rewards and also the realised ones (deterministic rewards).
-    n_episodes : int
-        Number of episodes ``K``.
-    n_reps : int
-        Replications, advanced together.
-    seed : int, SeedSequence or None
-        Replication ``r`` depends on ``(seed, r)`` only.
-    checkpoints : sequence of int, optional
-        Episode counts at which the regret is recorded (sorted, in
-        ``[1, n_episodes]``); up to 25 log-spaced counts by default (fewer where they
-        round to the same integer), always ending at ``n_episodes``.
-    initial_state : int
-        Start state :math:`s_1` of every episode.
-    rep_offset : int
-        Index of the first replication: the run holds replications
-        ``rep_offset, ..., rep_offset + n_reps - 1``, each the same as in any
-        other batch (for deterministic learners; a randomised learner draws
-        from the ``seed`` it is given).
-
-    Returns
-    -------
-    EpisodeResult
-
-    Notes
-    -----
-    In episode :math:`k` the learner's policy :math:`\pi_k` is fixed before
-    the episode; the driver adds :math:`V^\star_1(s_1) - V^{\pi_k}_1(s_1)`
-    (exact, :func:`evaluate_markov_policy`) to the expected regret and
-    :math:`V^\star_1(s_1) - \sum_h r_h(s_h, a_h)` to the realised regret.
-    The transitions of episode :math:`k` of replication :math:`r` use the
-    uniforms of ``round_key(rep_key(seed, r), k)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from expertlab.mdp import ucbvi
-    >>> p = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]])
-    >>> m = FiniteHorizonMDP.stationary(p, np.array([[0.0, 0.0], [1.0, 1.0]]), 3)
-    >>> res = run_episodes(ucbvi(), m, n_episodes=50, n_reps=4, seed=0)
-    >>> res.regret.shape, bool((res.regret >= 0).all())
-    ((19, 4), True)
-    """
-    if not all(callable(getattr(learner, f, None)) for f in ("init", "plan", "update")):
-        raise TypeError(f"learner must be an EpisodicLearner (init, plan, update), got {type(learner).__name__}")
-    mdp = _check_single(mdp)
-    n_episodes = check_int(n_episodes, "n_episodes")
-    n_reps = check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    s0 = check_int(initial_state, "initial_state", minimum=0, maximum=mdp.n_states - 1)
-    ck = _check_checkpoints(checkpoints, n_episodes)
-    seed64 = seed_to_uint64(seed)
-    h_, s_ = mdp.horizon, mdp.n_states
-    spec = EpisodeSpec(s_, mdp.n_actions, h_, np.asarray(mdp.rewards), s0, n_episodes)
-    v_star = float(np.asarray(backward_induction(mdp).values)[0, s0])
-    rkeys = rep_key(np.full(n_reps, seed64), np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
-    state = learner.init(spec, n_reps, seed64)
-    regret = np.zeros(n_reps)
-    realised = np.zeros(n_reps)
-    out_exp = np.empty((ck.size, n_reps))
-    out_real = np.empty((ck.size, n_reps))
-    j = 0
-    t0 = time.perf_counter()
-    for k in range(n_episodes):
-        policy = np.asarray(learner.plan(state))
-        if policy.shape != (n_reps, h_, s_):
-            raise ValueError(f"learner {learner.name!r} returned a policy of shape {policy.shape}, expected "
-                             f"{(n_reps, h_, s_)}")
-        regret += v_star - evaluate_markov_policy(mdp, policy)[:, 0, s0]
-        keys = round_key(rkeys, np.full(n_reps, k, dtype=np.uint64))
-        states, actions, rewards = sample_episodes(mdp, policy, keys, s0)
-        realised += v_star - rewards.sum(axis=1)
-        state = learner.update(state, states, actions, rewards)
-        if k + 1 == ck[j]:
-            out_exp[j], out_real[j] = regret, realised
-            j += 1
-            if j == ck.size:  # nothing is recorded after the last checkpoint
-                break
-    wall = time.perf_counter() - t0
-    return EpisodeResult(learner.name, ck, out_exp, out_real, v_star, n_episodes, n_reps, h_, int(seed64), wall,
-                         rep_offset)

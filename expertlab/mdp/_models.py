@@ -14,8 +14,10 @@ import dataclasses
 
 from .._backend import get_namespace
 from .._validation import check_float, check_int
+from ..sim._protocol import Environment
 
-__all__ = ["TabularMDP", "FiniteHorizonMDP", "LinearMixtureMDP", "check_kernel", "check_rewards"]
+__all__ = ["TabularMDP", "FiniteHorizonMDP", "LinearMixtureMDP", "EpisodeEnvironment", "check_kernel",
+           "check_rewards"]
 
 #: Absolute tolerance on each row sum of a transition kernel.
 KERNEL_ATOL = 1e-8
@@ -106,6 +108,43 @@ class _KernelShape:
         return tuple(self.transitions.shape[:-self._kernel_axes])
 
 
+class EpisodeEnvironment(Environment):
+    """The environment protocol of an episodic model: one episode per step of :func:`expertlab.sim.run`.
+
+    A single model (no batch axes) runs as :func:`expertlab.mdp.episodic` of
+    itself, every episode starting in state 0; that function documents the
+    protocol and the metrics, and wraps a model to start elsewhere.
+    """
+
+    default_metrics = ("regret", "realised_regret")
+
+    def _episodes(self):
+        from ._episodic import episodic
+
+        return episodic(self)
+
+    name = property(lambda self: self._episodes().name, doc="Reported in run results.")
+    params = property(lambda self: self._episodes().params, doc="Sizes and initial state, reported in results.")
+    spec = property(lambda self: self._episodes().spec, doc="The :class:`expertlab.sim.EnvSpec` of a run.")
+
+    def reset(self, n_reps, keys, xp):
+        return self._episodes().reset(n_reps, keys, xp)
+
+    def step(self, env_state, action, t, keys):
+        return self._episodes().step(env_state, action, t, keys)
+
+    def available_metrics(self):
+        return self._episodes().available_metrics()
+
+    def optimal_value(self) -> float:
+        """:math:`V^\\star_1(s_1)` from state 0, by backward induction."""
+        return self._episodes().optimal_value()
+
+    def policy_value(self, policy):
+        """Exact values from state 0 of deterministic policies ``(n_reps, H, S)``."""
+        return self._episodes().policy_value(policy)
+
+
 @dataclasses.dataclass(frozen=True)
 class TabularMDP(_KernelShape):
     """A discounted tabular MDP, or a batch of them.
@@ -150,8 +189,13 @@ class TabularMDP(_KernelShape):
 
 
 @dataclasses.dataclass(frozen=True)
-class FiniteHorizonMDP(_KernelShape):
+class FiniteHorizonMDP(_KernelShape, EpisodeEnvironment):
     """An episodic tabular MDP with stage-dependent transitions, or a batch of them.
+
+    A single one (no batch axes) is also an environment of
+    :func:`expertlab.sim.run` (feedback ``"tabular_episode"``, one episode per
+    step, every episode from state 0; :func:`expertlab.mdp.episodic` starts
+    elsewhere): ``sim.run(mdp.ucbvi(), m, horizon=K, ...)``.
 
     Parameters
     ----------

@@ -8,7 +8,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_float, check_in, check_open_unit
-from ._episodic import EpisodeSpec, EpisodicLearner
+from ..sim._protocol import Learner
+from ._episodic import TABULAR_EPISODE, Trajectory, episode_length_of, n_episodes_of
 
 __all__ = ["UCBVIState", "ucbvi", "ucbvi_bonus", "optimistic_q_values", "BONUSES", "BACKUPS"]
 
@@ -182,8 +183,26 @@ def _rlberry_q_values(state: UCBVIState, c: float, stationary: bool) -> np.ndarr
     return q_all
 
 
+def _ucbvi_update(state: UCBVIState, trajectory: Trajectory, stationary: bool) -> UCBVIState:
+    """Add one episode of every replication to the counts (and the reward sums) of ``state``."""
+    states, actions = np.asarray(trajectory.states), np.asarray(trajectory.actions)
+    counts = state.counts.copy()
+    visits = state.visits.copy()
+    n_reps, h_ = actions.shape
+    rows = np.repeat(np.arange(n_reps), h_)
+    stage = np.zeros(n_reps * h_, dtype=np.int64) if stationary else np.tile(np.arange(h_), n_reps)
+    np.add.at(counts, (rows, stage, states[:, :-1].ravel(), actions.ravel(), states[:, 1:].ravel()), 1.0)
+    np.add.at(visits, (rows, np.tile(np.arange(h_), n_reps), states[:, :-1].ravel()), 1.0)
+    sums = state.reward_sums
+    if sums is not None:
+        sums = sums.copy()
+        np.add.at(sums, (rows, stage, states[:, :-1].ravel(), actions.ravel()),
+                  np.asarray(trajectory.rewards, dtype=np.float64).ravel())
+    return state._replace(counts=counts, visits=visits, reward_sums=sums)
+
+
 def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 1.0,
-          stationary: bool = False, backup: str = "clipped") -> EpisodicLearner:
+          stationary: bool = False, backup: str = "clipped") -> Learner:
     r"""UCBVI for episodic tabular MDPs with known rewards in [0, 1].
 
     Parameters
@@ -211,8 +230,13 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
 
     Returns
     -------
-    EpisodicLearner
-        State :class:`UCBVIState`.
+    Learner
+        Feedback ``"tabular_episode"``: runs on a
+        :class:`~expertlab.mdp.FiniteHorizonMDP` (or
+        :func:`~expertlab.mdp.episodic` of one) through
+        :func:`expertlab.sim.run`, whose ``horizon`` counts the episodes
+        :math:`K`; ``act`` returns the greedy policy ``(n_reps, H, S)`` of the
+        coming episode.  Deterministic; state :class:`UCBVIState`.
 
     Notes
     -----
@@ -258,11 +282,12 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
     Examples
     --------
     >>> import numpy as np
-    >>> from expertlab.mdp import FiniteHorizonMDP, run_episodes
+    >>> from expertlab import sim
+    >>> from expertlab.mdp import FiniteHorizonMDP
     >>> p = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]])
     >>> m = FiniteHorizonMDP.stationary(p, np.array([[0.0, 0.0], [1.0, 1.0]]), 3)
-    >>> res = run_episodes(ucbvi("rlberry"), m, n_episodes=200, n_reps=2, seed=0)
-    >>> res.regret[-1] < 200 * res.optimal_value / 2      # far below uniform play
+    >>> res = sim.run(ucbvi("rlberry"), m, horizon=200, n_reps=2, seed=0)
+    >>> res.metrics["regret"][-1] < 200 * m.optimal_value() / 2      # far below uniform play
     array([ True,  True])
     """
     bonus = check_in(bonus, "bonus", BONUSES)
@@ -277,35 +302,25 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
                          f"stationary=False, got bonus={bonus!r}, stationary={stationary}")
     track = backup == "rlberry"
 
-    def init(spec: EpisodeSpec, n_reps: int, seed=None) -> UCBVIState:
+    def init(spec, n_reps: int, keys=None, xp=None) -> UCBVIState:
         r = np.asarray(spec.rewards, dtype=np.float64)
         if r.min() < 0.0 or r.max() > 1.0:
             raise ValueError("ucbvi needs rewards in [0, 1]")
-        h_, s_, a_ = spec.horizon, spec.n_states, spec.n_actions
-        log_term = math.log(5.0 * s_ * a_ * spec.n_episodes * h_ / delta)
+        h_, s_, a_ = episode_length_of(spec), spec.n_states, spec.n_actions
+        if r.shape != (h_, s_, a_):
+            raise ValueError(f"spec.rewards must have shape (H, S, A) = {(h_, s_, a_)}, got {r.shape}")
+        log_term = math.log(5.0 * s_ * a_ * n_episodes_of(spec) * h_ / delta)
         counts = np.zeros((n_reps, 1 if stationary else h_, s_, a_, s_))
         sums = np.zeros((n_reps, h_, s_, a_)) if track else None
         return UCBVIState(counts, np.zeros((n_reps, h_, s_)), r, log_term, sums)
 
-    def plan(state: UCBVIState) -> np.ndarray:
-        return optimistic_q_values(state, bonus, bonus_scale=bonus_scale, stationary=stationary,
-                                   backup=backup).argmax(axis=-1)
+    def act(state: UCBVIState, obs=None, keys=None):
+        q = optimistic_q_values(state, bonus, bonus_scale=bonus_scale, stationary=stationary, backup=backup)
+        return q.argmax(axis=-1), state
 
-    def update(state: UCBVIState, states, actions, rewards) -> UCBVIState:
-        counts = state.counts.copy()
-        visits = state.visits.copy()
-        n_reps, h_ = actions.shape
-        rows = np.repeat(np.arange(n_reps), h_)
-        stage = np.zeros(n_reps * h_, dtype=np.int64) if stationary else np.tile(np.arange(h_), n_reps)
-        np.add.at(counts, (rows, stage, states[:, :-1].ravel(), actions.ravel(), states[:, 1:].ravel()), 1.0)
-        np.add.at(visits, (rows, np.tile(np.arange(h_), n_reps), states[:, :-1].ravel()), 1.0)
-        sums = state.reward_sums
-        if sums is not None:
-            sums = sums.copy()
-            np.add.at(sums, (rows, stage, states[:, :-1].ravel(), actions.ravel()),
-                      np.asarray(rewards, dtype=np.float64).ravel())
-        return state._replace(counts=counts, visits=visits, reward_sums=sums)
+    def update(state: UCBVIState, policy, trajectory: Trajectory, keys=None) -> UCBVIState:
+        return _ucbvi_update(state, trajectory, stationary)
 
-    name = f"ucbvi-{bonus}" if backup == "clipped" else "ucbvi-rlberry-backup"
-    return EpisodicLearner(name, {"bonus": bonus, "delta": delta, "bonus_scale": bonus_scale,
-                                  "stationary": stationary, "backup": backup}, init, plan, update)
+    return Learner("ucbvi", TABULAR_EPISODE, init, act, update,
+                   {"bonus": bonus, "delta": delta, "bonus_scale": bonus_scale, "stationary": stationary,
+                    "backup": backup}, doc=ucbvi.__doc__)

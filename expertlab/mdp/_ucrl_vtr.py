@@ -2,8 +2,11 @@ r"""UCRL-VTR and UCRL-VTR+ in episodic linear-mixture MDPs, batched over replica
 
 The model (:class:`EpisodicLinearMixture`) has stage-free kernels
 :math:`P_\theta(s' | s, a) = \sum_i \theta_i \phi_i(s' | s, a)` with each
-:math:`\phi_i` a kernel and :math:`\theta` on the simplex.  Both learners
-regress the observed next-state values on the value features
+:math:`\phi_i` a kernel and :math:`\theta` on the simplex; it is an
+environment of :func:`expertlab.sim.run` with feedback
+``"linear_mixture_episode"`` (the learners are told the base kernels
+:math:`\phi`, ``spec.features``, and the rewards, not :math:`\theta`).  Both
+learners regress the observed next-state values on the value features
 :math:`x = \sum_{s'} \phi(s' | s, a) V_{h+1}(s')`; the ridge inverses are
 kept up to date by Sherman–Morrison rank-one updates, so the cost of an
 episode does not grow with the episode index.
@@ -18,15 +21,24 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_float, check_open_unit
-from ._episodic import EpisodeSpec, EpisodicLearner
-from ._models import FiniteHorizonMDP, _array, check_kernel, check_rewards
+from ..sim._protocol import Learner
+from ._episodic import LINEAR_MIXTURE_EPISODE, episode_length_of, n_episodes_of
+from ._models import EpisodeEnvironment, FiniteHorizonMDP, _array, check_kernel, check_rewards
 
 __all__ = ["EpisodicLinearMixture", "VTRState", "ucrl_vtr", "ucrl_vtr_plus", "sherman_morrison"]
 
 
 @dataclasses.dataclass(frozen=True)
-class EpisodicLinearMixture:
+class EpisodicLinearMixture(EpisodeEnvironment):
     r"""An episodic linear-mixture MDP with stage-free kernels :math:`P_\theta = \sum_i \theta_i \phi_i`.
+
+    It is an environment of :func:`expertlab.sim.run` (feedback
+    ``"linear_mixture_episode"``, one episode per step, every episode from
+    state 0; :func:`expertlab.mdp.episodic` starts elsewhere), run by
+    :func:`ucrl_vtr` and :func:`ucrl_vtr_plus`, which are told ``features``
+    and ``rewards`` but not ``theta``.  Metrics ``regret`` (exact expected
+    regret) and ``realised_regret``, as for a
+    :class:`~expertlab.mdp.FiniteHorizonMDP`.
 
     Parameters
     ----------
@@ -169,7 +181,20 @@ def _trajectory_features(phi, v, states, actions, power=1):
 
 
 def _init_factory(lam, plus):
-    def init(spec: EpisodeSpec, n_reps: int, seed=None, *, features=None) -> VTRState:
+    """``init(spec, n_reps, keys=None, xp=None, *, features=None)`` of the value-targeted learners.
+
+    ``features`` default to ``spec.features`` (the environment's base kernels);
+    ``spec`` is the :class:`~expertlab.sim.EnvSpec` of a run (or the
+    ``EpisodeSpec`` the safe learners still take).
+    """
+
+    def init(spec, n_reps: int, keys=None, xp=None, *, features=None) -> VTRState:
+        if features is None:
+            features = getattr(spec, "features", None)
+            if features is None:
+                raise ValueError("the value-targeted learners need the base kernels: run them on an "
+                                 "EpisodicLinearMixture (spec.features)")
+            features = _check_features(features)
         r = np.asarray(spec.rewards, dtype=np.float64)
         if r.min() < 0.0 or r.max() > 1.0:
             raise ValueError("UCRL-VTR needs rewards in [0, 1]")
@@ -177,10 +202,13 @@ def _init_factory(lam, plus):
         if features.shape[1:] != (spec.n_states, spec.n_actions, spec.n_states):
             raise ValueError(f"features must have shape (d, {spec.n_states}, {spec.n_actions}, {spec.n_states}), "
                              f"got {features.shape}")
+        if r.shape != (episode_length_of(spec), spec.n_states, spec.n_actions):
+            raise ValueError(f"rewards must have shape (H, S, A) = ({episode_length_of(spec)}, {spec.n_states}, "
+                             f"{spec.n_actions}), got {r.shape}")
         eye = np.broadcast_to(np.eye(d) / lam, (n_reps, d, d)).copy()
         zero = np.zeros((n_reps, d))
         inv2, b2 = (eye.copy(), zero.copy()) if plus else (np.zeros((n_reps, 0, 0)), np.zeros((n_reps, 0)))
-        return VTRState(eye, zero, inv2, b2, 0, features, r, spec.n_episodes)
+        return VTRState(eye, zero, inv2, b2, 0, features, r, n_episodes_of(spec))
     return init
 
 
@@ -192,19 +220,25 @@ def _check_features(features):
     return features
 
 
-def _check_args(features, delta, lam, beta_scale):
-    """The checked ``(features, delta, lam, beta_scale)`` of :func:`ucrl_vtr` and :func:`ucrl_vtr_plus`."""
-    return (_check_features(features), check_open_unit(delta, "delta"), check_float(lam, "lam", positive=True),
+def _check_args(delta, lam, beta_scale):
+    """The checked ``(delta, lam, beta_scale)`` of :func:`ucrl_vtr` and :func:`ucrl_vtr_plus`."""
+    return (check_open_unit(delta, "delta"), check_float(lam, "lam", positive=True),
             check_float(beta_scale, "beta_scale", positive=True))
 
 
-def ucrl_vtr(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -> EpisodicLearner:
+def _vtr_update(state, v, trajectory):
+    """The features, the targets and the row index of the episode just played."""
+    states, actions = np.asarray(trajectory.states), np.asarray(trajectory.actions)
+    x = _trajectory_features(state.features, v, states, actions)  # (R, H, d)
+    y = v[np.arange(states.shape[0])[:, None], np.arange(1, states.shape[1]), states[:, 1:]]  # (R, H)
+    return states, actions, x, y
+
+
+def ucrl_vtr(*, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -> Learner:
     r"""UCRL-VTR: optimism from value-targeted ridge regression (episodic, stage-free :math:`\theta`).
 
     Parameters
     ----------
-    features : ndarray, shape (d, S, A, S)
-        The known base kernels :math:`\phi_i`.
     delta : float in (0, 1)
     lam : float > 0
         Ridge parameter :math:`\lambda`.
@@ -213,8 +247,12 @@ def ucrl_vtr(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale: floa
 
     Returns
     -------
-    EpisodicLearner
-        State :class:`VTRState`.
+    Learner
+        Feedback ``"linear_mixture_episode"``: runs on an
+        :class:`EpisodicLinearMixture` through :func:`expertlab.sim.run`,
+        whose ``horizon`` counts episodes; told the base kernels
+        :math:`\phi_i` (``spec.features``) and the rewards.  Deterministic;
+        state :class:`VTRState`.
 
     Notes
     -----
@@ -237,9 +275,10 @@ def ucrl_vtr(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale: floa
 
         \beta = \tfrac{H}{2} \sqrt{d \ln\big((1 + K H^3 d / \lambda) / \delta\big)} + \sqrt{\lambda},
 
-    fixed from the planned number of episodes :math:`K` (the paper lets it
-    grow with :math:`k`).  ``update`` repeats the backward pass of ``plan``
-    (the state keeps no values), so an episode costs two passes.  Reconstructed: the paper is stated for the
+    fixed from the planned number of episodes :math:`K` (the run's
+    ``horizon``; the paper lets it grow with :math:`k`).  ``update`` repeats
+    the backward pass of ``act`` (the state keeps no values), so an episode
+    costs two passes.  Reconstructed: the paper is stated for the
     discounted and the episodic setting with a generic radius; this is the
     episodic algorithm with the stage-free :math:`\theta` of the model here.
 
@@ -253,45 +292,42 @@ def ucrl_vtr(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale: floa
 
     Examples
     --------
-    >>> from expertlab.mdp import run_episodes
+    >>> from expertlab import sim
     >>> from expertlab.mdp.instances import hard_linear_mixture
     >>> m = hard_linear_mixture(2, horizon=4, gap=0.1)
-    >>> res = run_episodes(ucrl_vtr(m.features), m.to_finite_horizon(), n_episodes=20, n_reps=2, seed=0)
-    >>> bool((res.regret >= 0).all())
-    True
+    >>> res = sim.run(ucrl_vtr(), m, horizon=20, n_reps=2, seed=0)
+    >>> res.unit, bool((res.metrics["regret"] >= 0).all())
+    ('episode', True)
     """
-    features, delta, lam, beta_scale = _check_args(features, delta, lam, beta_scale)
-    init0 = _init_factory(lam, plus=False)
+    delta, lam, beta_scale = _check_args(delta, lam, beta_scale)
+    init = _init_factory(lam, plus=False)
 
     def beta_of(state):
         h_, d = state.rewards.shape[0], state.b.shape[1]
         k = state.n_episodes
         return beta_scale * (h_ / 2 * math.sqrt(d * math.log((1 + k * h_ ** 3 * d / lam) / delta)) + math.sqrt(lam))
 
-    def plan(state):
-        return _optimistic_pass(state, beta_of(state))[0].argmax(axis=-1)
+    def act(state, obs=None, keys=None):
+        return _optimistic_pass(state, beta_of(state))[0].argmax(axis=-1), state
 
-    def update(state, states, actions, rewards):
+    def update(state, policy, trajectory, keys=None):
         v = _optimistic_pass(state, beta_of(state))[1]
-        x = _trajectory_features(state.features, v, states, actions)  # (R, H, d)
-        y = v[np.arange(states.shape[0])[:, None], np.arange(1, states.shape[1]), states[:, 1:]]  # (R, H)
+        _, _, x, y = _vtr_update(state, v, trajectory)
         inv = state.inv
         for h in range(x.shape[1]):
             inv = sherman_morrison(inv, x[:, h])
         return state._replace(inv=inv, b=state.b + np.einsum("rhi,rh->ri", x, y),
                               n_episodes_seen=state.n_episodes_seen + 1)
 
-    return EpisodicLearner("ucrl-vtr", {"delta": delta, "lam": lam, "beta_scale": beta_scale},
-                           lambda spec, n_reps, seed=None: init0(spec, n_reps, seed, features=features), plan, update)
+    return Learner("ucrl_vtr", LINEAR_MIXTURE_EPISODE, init, act, update,
+                   {"delta": delta, "lam": lam, "beta_scale": beta_scale}, doc=ucrl_vtr.__doc__)
 
 
-def ucrl_vtr_plus(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -> EpisodicLearner:
+def ucrl_vtr_plus(*, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -> Learner:
     r"""UCRL-VTR+: variance-weighted value-targeted regression with Bernstein-type radii.
 
     Parameters
     ----------
-    features : ndarray, shape (d, S, A, S)
-        The known base kernels.
     delta : float in (0, 1)
     lam : float > 0
         Ridge parameter (:math:`1/B^2` in the paper with :math:`B = 1`).
@@ -300,8 +336,9 @@ def ucrl_vtr_plus(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale:
 
     Returns
     -------
-    EpisodicLearner
-        State :class:`VTRState`.
+    Learner
+        Feedback ``"linear_mixture_episode"`` (as :func:`ucrl_vtr`);
+        deterministic; state :class:`VTRState`.
 
     Notes
     -----
@@ -333,9 +370,10 @@ def ucrl_vtr_plus(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale:
         \tilde\beta = 8 H^2 \sqrt{d \ln(1 + K H^4 / (d\lambda))\, \iota} + 4 H^2 \iota + \sqrt\lambda.
 
     Reconstructed: the radii are as recalled from Thm 5.1 of the paper and
-    fixed at the planned :math:`K` (the paper uses the running index); the
-    variance estimates of an episode use the statistics from its start; the
-    values are clipped at :math:`H - h` rather than :math:`H`.
+    fixed at the planned :math:`K` (the run's ``horizon``; the paper uses
+    the running index); the variance estimates of an episode use the
+    statistics from its start; the values are clipped at :math:`H - h`
+    rather than :math:`H`.
 
     [validated-rates]
 
@@ -348,15 +386,15 @@ def ucrl_vtr_plus(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale:
 
     Examples
     --------
-    >>> from expertlab.mdp import run_episodes
+    >>> from expertlab import sim
     >>> from expertlab.mdp.instances import hard_linear_mixture
     >>> m = hard_linear_mixture(2, horizon=4, gap=0.1)
-    >>> res = run_episodes(ucrl_vtr_plus(m.features), m.to_finite_horizon(), n_episodes=20, n_reps=2, seed=0)
-    >>> bool((res.regret >= 0).all())
+    >>> res = sim.run(ucrl_vtr_plus(), m, horizon=20, n_reps=2, seed=0)
+    >>> bool((res.metrics["regret"] >= 0).all())
     True
     """
-    features, delta, lam, beta_scale = _check_args(features, delta, lam, beta_scale)
-    init0 = _init_factory(lam, plus=True)
+    delta, lam, beta_scale = _check_args(delta, lam, beta_scale)
+    init = _init_factory(lam, plus=True)
 
     def radii(state):
         h_, d, k = state.rewards.shape[0], state.b.shape[1], state.n_episodes
@@ -368,16 +406,15 @@ def ucrl_vtr_plus(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale:
                  + math.sqrt(lam))
         return beta_scale * hat, beta_scale * check, beta_scale * tilde
 
-    def plan(state):
-        return _optimistic_pass(state, radii(state)[0])[0].argmax(axis=-1)
+    def act(state, obs=None, keys=None):
+        return _optimistic_pass(state, radii(state)[0])[0].argmax(axis=-1), state
 
-    def update(state, states, actions, rewards):
+    def update(state, policy, trajectory, keys=None):
         hat, check, tilde = radii(state)
         v = _optimistic_pass(state, hat)[1]
         h_, d = state.rewards.shape[0], state.b.shape[1]
-        x = _trajectory_features(state.features, v, states, actions)  # (R, H, d)
+        states, actions, x, y = _vtr_update(state, v, trajectory)
         x2 = _trajectory_features(state.features, v, states, actions, power=2)
-        y = v[np.arange(states.shape[0])[:, None], np.arange(1, h_ + 1), states[:, 1:]]  # (R, H)
         theta = np.einsum("rij,rj->ri", state.inv, state.b)
         theta2 = np.einsum("rij,rj->ri", state.inv2, state.b2)
         second = np.clip(np.einsum("rhi,ri->rh", x2, theta2), 0.0, h_ ** 2)
@@ -394,5 +431,5 @@ def ucrl_vtr_plus(features, *, delta: float = 0.1, lam: float = 1.0, beta_scale:
                               b2=state.b2 + np.einsum("rhi,rh->ri", x2, y ** 2),
                               n_episodes_seen=state.n_episodes_seen + 1)
 
-    return EpisodicLearner("ucrl-vtr+", {"delta": delta, "lam": lam, "beta_scale": beta_scale},
-                           lambda spec, n_reps, seed=None: init0(spec, n_reps, seed, features=features), plan, update)
+    return Learner("ucrl_vtr_plus", LINEAR_MIXTURE_EPISODE, init, act, update,
+                   {"delta": delta, "lam": lam, "beta_scale": beta_scale}, doc=ucrl_vtr_plus.__doc__)

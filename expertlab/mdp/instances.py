@@ -320,41 +320,103 @@ INSTANCES = {
 }
 
 
-def conservative_garnet(n_states: int = 3, n_actions: int = 2, branching: int = 3, horizon: int = 3, *,
-                        seed=0, initial_state: int = 0):
-    r"""A Garnet MDP repeated over ``horizon`` stages with a safe but suboptimal known baseline.
+def garnet_episodic(n_states: int = 5, n_actions: int = 2, branching: int | None = None, episode_length: int = 4,
+                    *, seed=0, initial_state: int = 0):
+    r"""A Garnet kernel repeated over ``episode_length`` stages, as an episodic environment.
+
+    Parameters
+    ----------
+    n_states, n_actions : int
+        Garnet sizes (:func:`garnet`).
+    branching : int, optional
+        Successors per pair (default ``min(3, n_states)``).
+    episode_length : int
+        Stages ``H`` of an episode (the run's ``horizon`` counts episodes).
+    seed : int
+        Seed of the Garnet draw.
+    initial_state : int
+        Start state of every episode.
+
+    Returns
+    -------
+    expertlab.mdp.EpisodicMDP
+        Feedback ``"tabular_episode"`` (for :func:`expertlab.mdp.ucbvi`);
+        ``.model`` is the :class:`~expertlab.mdp.FiniteHorizonMDP`.
+        Registered as environment ``"garnet_episodic"``.
+
+    Examples
+    --------
+    >>> from expertlab import sim
+    >>> from expertlab.mdp import ucbvi
+    >>> env = garnet_episodic(n_states=5, n_actions=2, episode_length=4, seed=0)
+    >>> env.model.transitions.shape, env.spec.unit
+    ((4, 5, 2, 5), 'episode')
+    >>> sim.run(ucbvi(), env, horizon=10, n_reps=2, seed=0).environment
+    'garnet_episodic'
+    """
+    from ._episodic import episodic
+
+    s = check_int(n_states, "n_states")
+    b = min(3, s) if branching is None else check_int(branching, "branching", maximum=s)
+    h_ = check_int(episode_length, "episode_length")
+    g = garnet(s, n_actions, b, seed=seed)
+    mdp = _FiniteHorizonMDP.stationary(g.transitions, g.rewards, h_)
+    params = {"n_states": s, "n_actions": int(g.n_actions), "branching": b, "episode_length": h_,
+              "seed": _plain_seed(seed), "initial_state": initial_state}
+    return episodic(mdp, initial_state, name="garnet_episodic", params=params)
+
+
+def _plain_seed(seed):
+    """``seed`` as JSON data for an environment's ``params`` (ints stay ints)."""
+    return int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else repr(seed)
+
+
+def conservative_garnet(n_states: int = 3, n_actions: int = 2, branching: int = 3, episode_length: int = 3, *,
+                        seed=0, initial_state: int = 0, alpha: float = 0.2):
+    r"""A Garnet MDP repeated over ``episode_length`` stages with a safe but suboptimal known baseline.
 
     Parameters
     ----------
     n_states, n_actions, branching : int
         Garnet sizes (:func:`garnet`).
-    horizon : int
+    episode_length : int
+        Stages ``H`` of an episode.
     seed : int
         Seed of the Garnet draw.
     initial_state : int
+    alpha : float in (0, 1)
+        Allowed relative loss of the constraint.
 
     Returns
     -------
-    mdp : FiniteHorizonMDP
-    baseline : expertlab.mdp.ConservativeBaseline
-        The policy that plays the *worst* action (smallest :math:`Q^\star_h`)
-        at the first stage and the optimal one afterwards: its value
+    expertlab.mdp.ConservativeMDP
+        The conservative environment (feedback ``"conservative_episode"``)
+        of the MDP (``.model``, a :class:`~expertlab.mdp.FiniteHorizonMDP`)
+        and the known baseline (``.baseline``) that plays the *worst* action
+        (smallest :math:`Q^\star_h`) at the first stage and the optimal one
+        afterwards: its value
         :math:`V^\star_1(s_1) - \max_a Q^\star_1 + \min_a Q^\star_1` is below
         the optimum, and every stage after the first is played well, so the
-        baseline is a reasonable fallback.
+        baseline is a reasonable fallback.  Registered as environment
+        ``"conservative_garnet"``.
 
     Examples
     --------
-    >>> m, b = conservative_garnet(seed=3)
-    >>> from expertlab.mdp import backward_induction
-    >>> float(backward_induction(m).values[0, 0]) > b.value > 0
+    >>> env = conservative_garnet(seed=3)
+    >>> env.optimal_value() > env.baseline.value > 0
     True
     """
-    h_ = check_int(horizon, "horizon")
+    from ._conservative_env import conservative
+
+    h_ = check_int(episode_length, "episode_length")
     g = garnet(n_states, n_actions, branching, seed=seed)
     mdp = _FiniteHorizonMDP.stationary(g.transitions, g.rewards, h_)
     q = np.asarray(_backward_induction(mdp).q_values)  # (H, S, A)
     pol = q.argmax(axis=-1)
     pol[0] = q[0].argmin(axis=-1)
-    return mdp, _known_baseline(mdp, pol.astype(np.int64), initial_state)
+    baseline = _known_baseline(mdp, pol.astype(np.int64), initial_state)
+    params = {"n_states": int(mdp.n_states), "n_actions": int(mdp.n_actions), "branching": int(branching),
+              "episode_length": h_, "seed": _plain_seed(seed), "initial_state": initial_state, "alpha": alpha}
+    return conservative(mdp, baseline, alpha=alpha, initial_state=initial_state, name="conservative_garnet",
+                        params=params)
 

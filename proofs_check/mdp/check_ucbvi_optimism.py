@@ -30,8 +30,9 @@ How the checks work
 -------------------
 Hypothesis draws small stage-dependent MDPs (:math:`S \le 4`, :math:`A \le 3`,
 :math:`H \le 4`, Dirichlet rows, uniform rewards), a seed and a number of
-episodes; UCBVI plays them in 8 replications and after every episode its
-:math:`Q` is compared with :math:`Q^\star` from
+episodes; UCBVI plays them through :func:`expertlab.sim.run` in 8
+replications and before every episode its :math:`Q` is compared with
+:math:`Q^\star` from
 :func:`expertlab.mdp.backward_induction`.  With :math:`\delta = 10^{-6}`
 for the Hoeffding-width bonus a counterexample would be an event of
 probability below :math:`10^{-6}` per draw, i.e. a bug.
@@ -47,9 +48,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from expertlab._random import rep_key, round_key
-from expertlab.mdp import (EpisodeSpec, FiniteHorizonMDP, backward_induction, optimistic_q_values, sample_episodes,
-                           ucbvi)
+from expertlab import sim
+from expertlab.mdp import FiniteHorizonMDP, backward_induction, optimistic_q_values, ucbvi
 
 pytestmark = pytest.mark.proof
 
@@ -68,18 +68,21 @@ def episodic_mdps(draw):
 
 
 def min_optimism_gap(m, learner, bonus, scale, n_episodes, seed):
-    """Smallest Q_{k,h}(s, a) - Q*_h(s, a) over replications, episodes, stages and pairs."""
+    """Smallest Q_{k,h}(s, a) - Q*_h(s, a) over replications, episodes, stages and pairs.
+
+    The learner runs through ``sim.run``; a probe around its ``act`` reads the
+    optimistic Q of the state before every episode.
+    """
     q_star = np.asarray(backward_induction(m).q_values)
-    spec = EpisodeSpec(m.n_states, m.n_actions, m.horizon, np.asarray(m.rewards), 0, n_episodes)
-    state = learner.init(spec, N_REPS, seed)
-    rkeys = rep_key(np.full(N_REPS, np.uint64(seed)), np.arange(N_REPS, dtype=np.uint64))
-    worst = math.inf
-    for k in range(n_episodes):
+    worst = [math.inf]
+
+    def act(state, obs, keys):
         q = optimistic_q_values(state, bonus, bonus_scale=scale)
-        worst = min(worst, float((q - q_star[None]).min()))
-        s, a, r = sample_episodes(m, q.argmax(axis=-1), round_key(rkeys, np.full(N_REPS, k, dtype=np.uint64)), 0)
-        state = learner.update(state, s, a, r)
-    return worst
+        worst[0] = min(worst[0], float((q - q_star[None]).min()))
+        return learner.act(state, obs, keys)
+
+    sim.run(learner._replace(act=act), m, horizon=n_episodes, n_reps=N_REPS, seed=seed)
+    return worst[0]
 
 
 def hoeffding_width_scale(m, n_episodes, delta_bonus=0.1, delta_event=1e-6):

@@ -25,90 +25,101 @@ from expertlab import mdp, sim
 
 def _instance(s):
     return mdp.conservative_garnet(s["n_states"], s["n_actions"], s["branching"], s["horizon"],
-                                   seed=s["instance_seed"])
+                                   seed=s["instance_seed"], alpha=s["alpha"])
 
 
-def _learner(rule, s, baseline):
+def _learner(rule, s):
     n_t = s["n_episodes"] * s["horizon"]
     scale = 1.0 / (7.0 * math.log(5.0 * s["n_states"] * s["n_actions"] * n_t / 0.1))  # bonus H / sqrt(n)
-    return mdp.conservative_ucbvi(baseline, rule, alpha=s["alpha"], delta=0.1, bonus="hoeffding",
-                                  bonus_scale=scale, stationary=True)
+    kw = dict(delta=0.1, bonus="hoeffding", bonus_scale=scale, stationary=True)
+    if rule in ("stepmix", "epsmix"):
+        return getattr(mdp, rule)(**kw)
+    return mdp.conservative_ucbvi(rule, **kw)
+
+
+def _checkpoints(s):
+    return np.unique(np.geomspace(10, s["n_episodes"], 14).round().astype(np.int64))
 
 
 @functools.lru_cache(maxsize=8)
-def _run(rule, items, seed):
+def _run(rule, items, seed, backend):
     s = dict(items)
-    m, b = _instance(s)
-    ck = np.unique(np.geomspace(10, s["n_episodes"], 14).round().astype(np.int64))
-    return mdp.run_conservative(_learner(rule, s, b), m, s["n_episodes"], s["n_reps"], seed=seed, checkpoints=ck)
+    env = _instance(s)
+    res = sim.run(_learner(rule, s), env, horizon=s["n_episodes"], n_reps=s["n_reps"], seed=seed, backend=backend,
+                  checkpoints=_checkpoints(s))
+    return res, env
 
 
-def _measure(s, seed, what):
+def _measure(s, seed, backend, what):
     rule = s["rule"]
     items = tuple(sorted((k, v) for k, v in s.items() if k not in ("rule", "reference")))
-    res = _run(rule, items, seed)
+    res, env = _run(rule, items, seed, backend)
     x = res.checkpoints.astype(float)
     curves = {}
     if s.get("reference"):
-        ref = _run("unconstrained", items, seed)
-        curves["UCBVI (unconstrained) regret"] = (x, ref.mean_regret)
-    info = {"wall_time": res.wall_time, "optimal_value": res.optimal_value, "baseline_value": res.baseline_value,
-            "episode_violations_max": int(res.violations.max()),
-            "cumulative_violations_max": int(res.cumulative_violations.max())}
+        ref, _ = _run("unconstrained", items, seed, backend)
+        curves["UCBVI (unconstrained) regret"] = (x, ref.mean("regret"))
+    info = {"wall_time": res.wall_time, "backend": res.backend, "optimal_value": env.optimal_value(),
+            "baseline_value": env.baseline_value,
+            "episode_violations_max": int(res.metric("violations").max()),
+            "cumulative_violations_max": int(res.metric("cumulative_violations").max())}
     if what == "regret":
-        curves["realised regret"] = (x, res.mean_realised_regret)
-        return sim.Measurement(x=x, y=res.regret, xlabel="episodes K", ylabel="expected regret", curves=curves,
-                               info=info)
+        curves["realised regret"] = (x, res.mean("realised_regret"))
+        return sim.Measurement(x=x, y=res.metric("regret"), xlabel="episodes K", ylabel="expected regret",
+                               curves=curves, info=info)
     if what == "mass":
-        curves["expected regret"] = (x, res.mean_regret)
-        return sim.Measurement(x=x, y=res.conservative_mass, xlabel="episodes K",
+        curves["expected regret"] = (x, res.mean("regret"))
+        return sim.Measurement(x=x, y=res.metric("conservative_mass"), xlabel="episodes K",
                                ylabel="conservative mass sum (1 - eps_k w_k)", curves=curves, info=info)
-    count = res.violations if what == "episode" else res.cumulative_violations
+    count = res.metric("violations" if what == "episode" else "cumulative_violations")
     ok = (count == 0).astype(float)
     return sim.Measurement(x=x, y=ok, xlabel="episodes K", ylabel="run without violation so far", info=info)
 
 
 @functools.lru_cache(maxsize=4)
-def _run_learned(items, seed):
+def _run_learned(items, seed, backend):
     s = dict(items)
-    m, b = _instance(s)
-    behaviour = np.asarray(b.policy).argmax(axis=-1)  # the known baseline is deterministic
-    learned = mdp.learned_baseline(m, behaviour, s["n_offline"], delta=0.05, seed=seed + 1)
-    ck = np.unique(np.geomspace(10, s["n_episodes"], 14).round().astype(np.int64))
-    res = mdp.run_conservative(_learner("stepmix", s, learned), m, s["n_episodes"], s["n_reps"], seed=seed,
-                               checkpoints=ck, baseline_value=float(b.value))
-    return res, learned, float(b.value)
+    known = _instance(s)
+    behaviour = np.asarray(known.baseline.policy).argmax(axis=-1)  # the known baseline is deterministic
+    learned = mdp.learned_baseline(known.model, behaviour, s["n_offline"], delta=0.05, seed=seed + 1)
+    v_b = float(known.baseline.value)
+    env = mdp.conservative(known.model, learned, alpha=s["alpha"], baseline_value=v_b)
+    res = sim.run(_learner("stepmix", s), env, horizon=s["n_episodes"], n_reps=s["n_reps"], seed=seed,
+                  backend=backend, checkpoints=_checkpoints(s))
+    return res, learned, v_b
 
 
 def learned_baseline_free(s, backend, seed):
     items = tuple(sorted((k, v) for k, v in s.items() if k != "rule"))
-    res, learned, v_b = _run_learned(items, seed)
+    res, learned, v_b = _run_learned(items, seed, backend)
     covered = bool(learned.value <= v_b <= learned.reference)
     if not covered:
         raise RuntimeError(f"the offline interval [{learned.value:.4f}, {learned.reference:.4f}] misses the baseline "
                            f"value {v_b:.4f}: the claim's conditioning event failed for this seed")
     x = res.checkpoints.astype(float)
-    return sim.Measurement(x=x, y=(res.violations == 0).astype(float), xlabel="episodes K",
+    violations = res.metric("violations")
+    return sim.Measurement(x=x, y=(violations == 0).astype(float), xlabel="episodes K",
                            ylabel="run without violation so far (learned baseline)",
-                           curves={"expected regret / 1000": (x, res.mean_regret / 1000.0)},
+                           curves={"expected regret / 1000": (x, res.mean("regret") / 1000.0)},
                            info={"offline_interval": [learned.value, learned.reference], "baseline_value": v_b,
-                                 "episode_violations_max": int(res.violations.max()), "wall_time": res.wall_time})
+                                 "episode_violations_max": int(violations.max()), "wall_time": res.wall_time,
+                                 "backend": res.backend})
 
 
 def violations_free(s, backend, seed):
-    return _measure(s, seed, "episode")
+    return _measure(s, seed, backend, "episode")
 
 
 def cumulative_free(s, backend, seed):
-    return _measure(s, seed, "cumulative")
+    return _measure(s, seed, backend, "cumulative")
 
 
 def regret(s, backend, seed):
-    return _measure(s, seed, "regret")
+    return _measure(s, seed, backend, "regret")
 
 
 def conservative_mass(s, backend, seed):
-    return _measure(s, seed, "mass")
+    return _measure(s, seed, backend, "mass")
 
 
 _SIZE = dict(n_states=3, n_actions=2, branching=3, horizon=3, instance_seed=2, alpha=0.3)

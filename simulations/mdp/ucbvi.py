@@ -32,12 +32,13 @@ def ucbvi_regret(s, backend, seed):
         scale = 1.0 / (7.0 * math.log(5.0 * m.n_states * m.n_actions * s["n_episodes"] * m.horizon / 0.1))
     learner = mdp.ucbvi(s["bonus"], delta=0.1, bonus_scale=scale)
     ck = np.unique(np.geomspace(10, s["n_episodes"], 16).round().astype(np.int64))
-    res = mdp.run_episodes(learner, m, s["n_episodes"], s["n_reps"], seed=seed, checkpoints=ck)
+    res = sim.run(learner, m, horizon=s["n_episodes"], n_reps=s["n_reps"], seed=seed, backend=backend,
+                  checkpoints=ck)
     x = res.checkpoints.astype(float)
-    return sim.Measurement(x=x, y=res.regret, xlabel="episodes K", ylabel="expected regret",
-                           curves={"realised regret": (x, res.mean_realised_regret),
-                                   "linear (first-episode gap)": (x, x * res.mean_regret[0] / x[0])},
-                           info={"wall_time": res.wall_time, "bonus_scale": scale})
+    return sim.Measurement(x=x, y=res.metric("regret"), xlabel="episodes K", ylabel="expected regret",
+                           curves={"realised regret": (x, res.mean("realised_regret")),
+                                   "linear (first-episode gap)": (x, x * res.mean("regret")[0] / x[0])},
+                           info={"wall_time": res.wall_time, "bonus_scale": scale, "backend": res.backend})
 
 
 _SIZE = dict(n_states=3, n_actions=2, branching=3, horizon=3, instance_seed=3)

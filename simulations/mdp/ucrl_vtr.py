@@ -25,23 +25,23 @@ def _plus_scale(n_episodes, delta=0.1, lam=1.0):
     return 1.0 / (8.0 * math.sqrt(math.log(1 + n_episodes / lam) * math.log(4 * n_episodes ** 2 / delta)))
 
 
-def _learner(name, features, n_episodes):
+def _learner(name, n_episodes):
     if name == "ucrl_vtr":
-        return mdp.ucrl_vtr(features, delta=0.1)
-    return mdp.ucrl_vtr_plus(features, delta=0.1, beta_scale=_plus_scale(n_episodes))
+        return mdp.ucrl_vtr(delta=0.1)
+    return mdp.ucrl_vtr_plus(delta=0.1, beta_scale=_plus_scale(n_episodes))
 
 
 def regret_vs_k(s, backend, seed):
     m = mdp.instances.hard_linear_mixture(s["n_coords"], s["horizon"], gap=0.5 / (s["horizon"] * s["n_coords"]))
     k = s["n_episodes"]
     ck = np.unique(np.geomspace(10, k, 16).round().astype(np.int64))
-    res = mdp.run_episodes(_learner(s["learner"], m.features, k), m.to_finite_horizon(), k, s["n_reps"],
-                           seed=seed, checkpoints=ck)
+    res = sim.run(_learner(s["learner"], k), m, horizon=k, n_reps=s["n_reps"], seed=seed, backend=backend,
+                  checkpoints=ck)
     x = res.checkpoints.astype(float)
-    return sim.Measurement(x=x, y=res.regret, xlabel="episodes K", ylabel="expected regret",
-                           curves={"realised regret": (x, res.mean_realised_regret),
-                                   "linear (first-episode gap)": (x, x * res.mean_regret[0] / x[0])},
-                           info={"wall_time": res.wall_time})
+    return sim.Measurement(x=x, y=res.metric("regret"), xlabel="episodes K", ylabel="expected regret",
+                           curves={"realised regret": (x, res.mean("realised_regret")),
+                                   "linear (first-episode gap)": (x, x * res.mean("regret")[0] / x[0])},
+                           info={"wall_time": res.wall_time, "backend": res.backend})
 
 
 def regret_vs_d(s, backend, seed):
@@ -49,11 +49,12 @@ def regret_vs_d(s, backend, seed):
     inv, dims, lin = [], [], []
     for n_coords in s["n_coords"]:
         m = mdp.instances.hard_linear_mixture(n_coords, s["horizon"], n_episodes=k)
-        res = mdp.run_episodes(_learner("ucrl_vtr_plus", m.features, k), m.to_finite_horizon(), k, s["n_reps"],
-                               seed=seed, checkpoints=[k])
-        inv.append(1.0 / res.regret[-1])
+        res = sim.run(_learner("ucrl_vtr_plus", k), m, horizon=k, n_reps=s["n_reps"], seed=seed, backend=backend,
+                      checkpoints=[k])
+        final = res.metric("regret")[-1]
+        inv.append(1.0 / final)
         dims.append(m.dim)
-        lin.append(1.0 / res.regret[-1].mean())
+        lin.append(1.0 / final.mean())
     x = np.array(dims, dtype=float)
     return sim.Measurement(x=x, y=np.stack(inv), xlabel="dimension d", ylabel="1 / expected regret after K episodes",
                            curves={"1 / mean regret": (x, np.array(lin)),

@@ -1,13 +1,15 @@
 """UCBVI: a hand-worked plan, the bonuses, batching, regret against uniform play, a loop transcription."""
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
+from expertlab import sim
 from expertlab._random import rep_key, round_key
-from expertlab.mdp import (EpisodeSpec, FiniteHorizonMDP, backward_induction, optimistic_q_values, run_episodes,
-                           sample_episodes, ucbvi, ucbvi_bonus)
+from expertlab.mdp import (FiniteHorizonMDP, Trajectory, backward_induction, optimistic_q_values, sample_episodes,
+                           ucbvi, ucbvi_bonus)
 from expertlab.mdp.instances import garnet
 
 
@@ -17,7 +19,19 @@ def small(seed=3, s=3, a=2, h=3):
 
 
 def spec_of(m, n_episodes=100):
-    return EpisodeSpec(m.n_states, m.n_actions, m.horizon, np.asarray(m.rewards), 0, n_episodes)
+    """The spec sim.run gives a learner on ``m`` for ``n_episodes`` episodes."""
+    return dataclasses.replace(m.spec, horizon=n_episodes)
+
+
+def spec_from(rewards, n_episodes):
+    """A tabular episodic spec from the known rewards ``(H, S, A)`` alone (the learner never sees P)."""
+    h_, s_, a_ = rewards.shape
+    return sim.EnvSpec("tabular_episode", "episode", a_, horizon=n_episodes,
+                       info={"n_states": s_, "episode_length": h_, "rewards": rewards, "initial_state": 0})
+
+
+def plan(learner, state):
+    return learner.act(state, None, None)[0]
 
 
 def test_hand_worked_plan_rlberry():
@@ -25,21 +39,21 @@ def test_hand_worked_plan_rlberry():
     # stage 1 (v = 1): b = min(0.2/2 + 1/4, 1) = 0.35; Q = min(1, [0.5, 0.1] + 0.35) = [0.85, 0.45]
     # stage 0 (v = 2): b = 0.1 + 2/4 = 0.6; Q = [0.1, 0.5] + 0.85 + 0.6 = [1.55, 1.95]
     rewards = np.array([[[0.1, 0.5]], [[0.5, 0.1]]])
-    spec = EpisodeSpec(1, 2, 2, rewards, 0, 10)
+    spec = spec_from(rewards, 10)
     learner = ucbvi("rlberry", bonus_scale=0.2)
-    st = learner.init(spec, 1, 0)
+    st = learner.init(spec, 1)
     st = st._replace(counts=np.full((1, 2, 1, 2, 1), 4.0), visits=np.full((1, 2, 1), 8.0))
     q = optimistic_q_values(st, "rlberry", bonus_scale=0.2)
     np.testing.assert_allclose(q[0, :, 0], [[1.55, 1.95], [0.85, 0.45]])
-    np.testing.assert_array_equal(learner.plan(st)[0], [[1], [0]])
+    np.testing.assert_array_equal(plan(learner, st)[0], [[1], [0]])
 
 
 def test_hand_worked_plan_hoeffding_two_states():
     # S = 2, A = 1, H = 1... H = 2 with known counts: from (0, 0) seen 2 -> 0 and 2 -> 1; stage 1 all clipped
     rewards = np.zeros((2, 2, 1))
     rewards[:, 1] = 1.0
-    spec = EpisodeSpec(2, 1, 2, rewards, 0, 10)
-    st = ucbvi("hoeffding", bonus_scale=1e-3).init(spec, 1, 0)
+    spec = spec_from(rewards, 10)
+    st = ucbvi("hoeffding", bonus_scale=1e-3).init(spec, 1)
     counts = np.zeros((1, 2, 2, 1, 2))
     counts[0, 0, 0, 0] = [2.0, 2.0]
     counts[0, 1, :, 0, 1] = 100.0  # stage 1: both states go to 1, seen 100 times
@@ -84,9 +98,9 @@ def test_bernstein_bonus_grows_with_variance_and_vanishes_at_last_stage_term():
 def test_batch_independence():
     m = small()
     for learner in (ucbvi("bernstein"), ucbvi("hoeffding", bonus_scale=0.01, stationary=True)):
-        full = run_episodes(learner, m, 30, 4, seed=5)
-        one = run_episodes(learner, m, 30, 1, seed=5, rep_offset=2)
-        np.testing.assert_array_equal(one.regret[:, 0], full.regret[:, 2])
+        full = sim.run(learner, m, horizon=30, n_reps=4, seed=5)
+        one = sim.run(learner, m, horizon=30, n_reps=1, seed=5, rep_offset=2)
+        np.testing.assert_array_equal(one.metrics["regret"][:, 0], full.metrics["regret"][:, 2])
 
 
 def test_regret_nonnegative_and_beats_uniform_play():
@@ -100,18 +114,19 @@ def test_regret_nonnegative_and_beats_uniform_play():
     uniform_regret = k * (v_star - v[0])
     assert uniform_regret > 100
     for learner in (ucbvi("bernstein"), ucbvi("rlberry"), ucbvi("hoeffding", bonus_scale=0.01)):
-        res = run_episodes(learner, m, k, 4, seed=0)
-        assert np.all(res.regret >= 0) and np.all(np.diff(res.regret, axis=0) >= 0)
-        assert res.regret[-1].max() < uniform_regret, learner.name
+        res = sim.run(learner, m, horizon=k, n_reps=4, seed=0)
+        regret = res.metrics["regret"]
+        assert np.all(regret >= 0) and np.all(np.diff(regret, axis=0) >= 0)
+        assert regret[-1].max() < uniform_regret, learner.params
 
 
 def test_stationary_counts_pool_stages():
     m = small()
     learner = ucbvi("hoeffding", stationary=True)
-    st = learner.init(spec_of(m), 3, 0)
+    st = learner.init(spec_of(m), 3)
     keys = rep_key(np.full(3, np.uint64(1)), np.arange(3, dtype=np.uint64))
-    s, a, r = sample_episodes(m, learner.plan(st), keys, 0)
-    st = learner.update(st, s, a, r)
+    pi = plan(learner, st)
+    st = learner.update(st, pi, sample_episodes(m, pi, keys, 0), None)
     assert st.counts.shape == (3, 1, 3, 2, 3)
     np.testing.assert_array_equal(st.counts.sum(axis=(1, 2, 3, 4)), [3.0, 3.0, 3.0])
     np.testing.assert_array_equal(st.visits.sum(axis=(1, 2)), [3.0, 3.0, 3.0])
@@ -164,16 +179,16 @@ def test_against_loop_transcription(bonus, scale):
     m = small(seed=6, s=3, a=2, h=3)
     spec = spec_of(m, n_episodes=60)
     learner = ucbvi(bonus, bonus_scale=scale)
-    st = learner.init(spec, 1, 0)
+    st = learner.init(spec, 1)
     log_term = math.log(5 * 3 * 2 * 60 * 3 / 0.1)
     counts = np.zeros((3, 3, 2, 3), dtype=int).tolist()
     visits = np.zeros((3, 3), dtype=int).tolist()
     rkey = rep_key(np.full(1, np.uint64(9)), np.zeros(1, dtype=np.uint64))
     for k in range(60):
-        pol = learner.plan(st)
+        pol = plan(learner, st)
         assert pol[0].tolist() == reference_plan(counts, visits, spec.rewards, bonus, scale, log_term), k
-        s, a, r = sample_episodes(m, pol, round_key(rkey, np.full(1, k, dtype=np.uint64)), 0)
-        st = learner.update(st, s, a, r)
+        s, a, r = traj = sample_episodes(m, pol, round_key(rkey, np.full(1, k, dtype=np.uint64)), 0)
+        st = learner.update(st, pol, traj, None)
         for h in range(3):
             counts[h][s[0, h]][a[0, h]][s[0, h + 1]] += 1
             visits[h][s[0, h]] += 1
@@ -190,10 +205,9 @@ def test_validation():
         ucbvi(bonus_scale=float("nan"))
     with pytest.raises(TypeError, match="stationary"):
         ucbvi(stationary=1)
-    spec = EpisodeSpec(1, 1, 1, np.array([[[2.0]]]), 0, 5)
     with pytest.raises(ValueError, match=r"rewards in \[0, 1\]"):
-        ucbvi().init(spec, 1, 0)
-    st = ucbvi().init(EpisodeSpec(1, 1, 2, np.zeros((2, 1, 1)), 0, 5), 1, 0)
+        ucbvi().init(spec_from(np.array([[[2.0]]]), 5), 1)
+    st = ucbvi().init(spec_from(np.zeros((2, 1, 1)), 5), 1)
     with pytest.raises(ValueError, match="stationary"):
         optimistic_q_values(st, stationary=True)
 
@@ -205,7 +219,7 @@ def test_rlberry_backup_arguments_are_checked():
         ucbvi("hoeffding", backup="rlberry")
     with pytest.raises(ValueError, match="stationary=False"):
         ucbvi("rlberry", backup="rlberry", stationary=True)
-    st = ucbvi().init(EpisodeSpec(1, 1, 2, np.zeros((2, 1, 1)), 0, 5), 1, 0)  # sums no rewards
+    st = ucbvi().init(spec_from(np.zeros((2, 1, 1)), 5), 1)  # sums no rewards
     with pytest.raises(ValueError, match="sums the rewards"):
         optimistic_q_values(st, "rlberry", backup="rlberry")
 
@@ -214,11 +228,38 @@ def test_rlberry_backup_by_hand():
     # one state, two actions, H = 2, c = 0.5.  Before any data every pair has the uniform kernel, reward 0
     # and bonus H - h: Q_1 = 1, V_1 = 1; Q_0 = 2 + 1 = 3 (not clipped), V_0 = min(3, H) = 2.
     L = ucbvi("rlberry", bonus_scale=0.5, backup="rlberry")
-    st = L.init(EpisodeSpec(1, 2, 2, np.full((2, 1, 2), 0.5), 0, 10), 1, 0)
+    st = L.init(spec_from(np.full((2, 1, 2), 0.5), 10), 1)
     np.testing.assert_allclose(optimistic_q_values(st, "rlberry", bonus_scale=0.5, backup="rlberry")[0],
                                [[[3.0, 3.0]], [[1.0, 1.0]]])
     # play action 1 at both stages, observing reward 0.25 then 0.75: n = 1 there, bonus min(0.5 + v, v) = v,
     # Q_1(a=1) = 0.75 + 1 = 1.75; Q_0(a=1) = 0.25 + 2 + V_1 with V_1 = min(max(1, 1.75), 2) = 1.75 -> 4.0
-    st = L.update(st, np.zeros((1, 3), dtype=np.int64), np.ones((1, 2), dtype=np.int64), np.array([[0.25, 0.75]]))
+    traj = Trajectory(np.zeros((1, 3), dtype=np.int64), np.ones((1, 2), dtype=np.int64), np.array([[0.25, 0.75]]))
+    st = L.update(st, np.ones((1, 2, 1), dtype=np.int64), traj, None)
     q = optimistic_q_values(st, "rlberry", bonus_scale=0.5, backup="rlberry")[0]
     np.testing.assert_allclose(q, [[[2.0 + 1.75, 4.0]], [[1.0, 1.75]]])
+
+
+def test_learner_record_and_registration():
+    L = ucbvi("bernstein", stationary=True)
+    assert isinstance(L, sim.Learner) and L.name == "ucbvi" and L.feedback == "tabular_episode"
+    assert L.params == {"bonus": "bernstein", "delta": 0.1, "bonus_scale": 1.0, "stationary": True,
+                        "backup": "clipped"}
+    reg = sim.get_learner("ucbvi")
+    assert reg.family == "mdp" and reg.feedback == "tabular_episode"
+    learner, env, horizon = reg.example()
+    res = sim.run(learner, env, horizon=horizon, n_reps=2, seed=0)
+    assert res.metrics["regret"].shape == (res.checkpoints.size, 2)
+
+
+def test_update_is_pure():
+    m = small()
+    learner = ucbvi("rlberry", backup="rlberry")
+    st = learner.init(spec_of(m, 10), 2)
+    keys = rep_key(np.full(2, np.uint64(1)), np.arange(2, dtype=np.uint64))
+    pi, st2 = learner.act(st, None, keys)
+    assert st2 is st
+    before = [np.array(a, copy=True) for a in (st.counts, st.visits, st.reward_sums)]
+    new = learner.update(st, pi, sample_episodes(m, pi, keys, 0), keys)
+    for a, b in zip(before, (st.counts, st.visits, st.reward_sums)):
+        np.testing.assert_array_equal(a, b)
+    assert new.counts.sum() == 2 * m.horizon

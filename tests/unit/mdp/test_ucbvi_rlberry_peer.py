@@ -7,6 +7,7 @@ same two files unchanged apart from import paths.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -21,7 +22,8 @@ with warnings.catch_warnings():
     from rlberry.agents.ucbvi import UCBVIAgent
     from rlberry.envs.finite import GridWorld
 
-from expertlab.mdp import EpisodeSpec, FiniteHorizonMDP, backward_induction, optimistic_q_values, run_episodes, ucbvi
+from expertlab import sim
+from expertlab.mdp import FiniteHorizonMDP, Trajectory, backward_induction, episodic, optimistic_q_values, ucbvi
 
 rlberry.utils.logging.configure_logging(level="ERROR")
 
@@ -57,13 +59,13 @@ def test_the_rlberry_backup_reproduces_rlberry_q_values():
             s, a = states[0, k, h], actions[0, k, h]
             states[0, k, h + 1] = rng.choice(S, p=env.P[s, a])
     learner = ucbvi("rlberry", bonus_scale=C, backup="rlberry")
-    spec = EpisodeSpec(S, A, H, np.broadcast_to(env.R, (H, S, A)), 0, n_ep)
+    spec = dataclasses.replace(_mdp(env).spec, horizon=n_ep)  # what sim.run tells the learner
     st = learner.init(spec, 1)
     for k in range(n_ep):
         r = np.array([[env.reward_fn(states[0, k, h], actions[0, k, h], states[0, k, h + 1]) for h in range(H)]])
         for h in range(H):
             agent._update(states[0, k, h], actions[0, k, h], states[0, k, h + 1], r[0, h], h)
-        st = learner.update(st, states[:, k], actions[:, k], r)
+        st = learner.update(st, None, Trajectory(states[:, k], actions[:, k], r), None)
         backward_induction_sd(agent.Q, agent.V, agent.R_hat + agent.B_sa, agent.P_hat, 1.0, agent.v_max[0])
         q = optimistic_q_values(st, "rlberry", bonus_scale=C, backup="rlberry")[0]
         np.testing.assert_allclose(q, agent.Q, rtol=0, atol=1e-12)
@@ -88,10 +90,10 @@ def test_mean_regret_curves_agree_with_rlberry():
     s0 = int(env.reset()[0])
     v_star = float(np.asarray(backward_induction(mdp).values)[0, s0])
     theirs = _rlberry_regret(K, R, v_star, ck)
-    ours = run_episodes(ucbvi("rlberry", bonus_scale=C, backup="rlberry"), mdp, K, R, seed=0, checkpoints=ck,
-                        initial_state=s0).realised_regret
-    clipped = run_episodes(ucbvi("rlberry", bonus_scale=C), mdp, K, R, seed=0, checkpoints=ck,
-                           initial_state=s0).realised_regret
+    ours = sim.run(ucbvi("rlberry", bonus_scale=C, backup="rlberry"), episodic(mdp, initial_state=s0), K, R, seed=0,
+                   checkpoints=ck).metrics["realised_regret"]
+    clipped = sim.run(ucbvi("rlberry", bonus_scale=C), episodic(mdp, initial_state=s0), K, R, seed=0,
+                      checkpoints=ck).metrics["realised_regret"]
 
     def z(a, b):
         se = np.sqrt(a.var(axis=1, ddof=1) / a.shape[1] + b.var(axis=1, ddof=1) / b.shape[1])

@@ -1,14 +1,21 @@
 """UCRL-VTR and UCRL-VTR+: the model record, the hard instance, Sherman–Morrison, loop transcriptions."""
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
+from expertlab import sim
 from expertlab._random import rep_key, round_key
-from expertlab.mdp import (EpisodeSpec, EpisodicLinearMixture, backward_induction, run_episodes, sample_episodes,
-                           sherman_morrison, ucrl_vtr, ucrl_vtr_plus)
+from expertlab.mdp import (EpisodicLinearMixture, backward_induction, episodic, sample_episodes, sherman_morrison,
+                           ucrl_vtr, ucrl_vtr_plus)
 from expertlab.mdp.instances import hard_linear_mixture, random_linear_mixture
+
+
+def spec_of(m, n_episodes):
+    """The spec sim.run gives a learner on the mixture ``m`` for ``n_episodes`` episodes."""
+    return dataclasses.replace(m.spec, horizon=n_episodes)
 
 
 def stay_swap(h=3):
@@ -155,30 +162,29 @@ def test_against_loop_transcription(plus, scale):
     m = EpisodicLinearMixture(lm.features, lm.theta, np.broadcast_to(lm.rewards, (3, 3, 2)).copy())
     n_ep = 25
     ref = reference_run(m, n_ep, plus, scale)
-    learner = (ucrl_vtr_plus if plus else ucrl_vtr)(m.features, beta_scale=scale)
-    spec = EpisodeSpec(3, 2, 3, m.rewards, 0, n_ep)
-    st = learner.init(spec, 1, 0)
+    learner = (ucrl_vtr_plus if plus else ucrl_vtr)(beta_scale=scale)
+    st = learner.init(spec_of(m, n_ep), 1)
     rkey = rep_key(np.full(1, np.uint64(4)), np.zeros(1, dtype=np.uint64))
     fh = m.to_finite_horizon()
     changed = False
     for k in range(n_ep):
-        pol = learner.plan(st)
+        pol, st = learner.act(st, None, None)
         np.testing.assert_array_equal(pol[0], ref[k], err_msg=f"episode {k}")
         changed |= bool(k and not np.array_equal(ref[k], ref[0]))
-        s, a, r = sample_episodes(fh, pol, round_key(rkey, np.full(1, k, dtype=np.uint64)), 0)
-        st = learner.update(st, s, a, r)
+        traj = sample_episodes(fh, pol, round_key(rkey, np.full(1, k, dtype=np.uint64)), 0)
+        st = learner.update(st, pol, traj, None)
     assert changed  # the comparison covered more than the initial policy
 
 
 def test_incremental_inverse_matches_direct():
     m = hard_linear_mixture(2, 3, gap=0.1)
-    learner = ucrl_vtr(m.features)
-    st = learner.init(EpisodeSpec(2, 4, 3, m.rewards, 0, 50), 3, 0)
+    learner = ucrl_vtr()
+    st = learner.init(spec_of(m, 50), 3)
     fh = m.to_finite_horizon()
     rk = rep_key(np.full(3, np.uint64(2)), np.arange(3, dtype=np.uint64))
     for k in range(15):
-        s, a, r = sample_episodes(fh, learner.plan(st), round_key(rk, np.full(3, k, dtype=np.uint64)), 0)
-        st = learner.update(st, s, a, r)
+        pol, st = learner.act(st, None, None)
+        st = learner.update(st, pol, sample_episodes(fh, pol, round_key(rk, np.full(3, k, dtype=np.uint64)), 0), None)
     gram = np.linalg.inv(st.inv)
     np.testing.assert_allclose(gram, np.swapaxes(gram, 1, 2), atol=1e-8)
     assert np.all(np.linalg.eigvalsh(gram) >= 1.0 - 1e-8)  # lambda I plus a Gram matrix
@@ -188,12 +194,16 @@ def test_incremental_inverse_matches_direct():
 @pytest.mark.parametrize("factory,scale", [(ucrl_vtr, 1.0), (ucrl_vtr_plus, 0.01)])
 def test_batch_independence_and_regret(factory, scale):
     m = hard_linear_mixture(1, 4, gap=0.125)
-    fh = m.to_finite_horizon()
-    learner = factory(m.features, beta_scale=scale)
-    full = run_episodes(learner, fh, 60, 4, seed=3)
-    one = run_episodes(learner, fh, 60, 1, seed=3, rep_offset=1)
-    np.testing.assert_array_equal(one.regret[:, 0], full.regret[:, 1])
-    assert np.all(full.regret >= 0) and np.all(np.diff(full.regret, axis=0) >= 0)
+    learner = factory(beta_scale=scale)
+    full = sim.run(learner, m, horizon=60, n_reps=4, seed=3)
+    one = sim.run(learner, m, horizon=60, n_reps=1, seed=3, rep_offset=1)
+    assert full.unit == "episode" and full.environment == "linear_mixture"
+    np.testing.assert_array_equal(one.metrics["regret"][:, 0], full.metrics["regret"][:, 1])
+    regret = full.metrics["regret"]
+    assert np.all(regret >= 0) and np.all(np.diff(regret, axis=0) >= 0)
+    # the same learner from another start state: the spec tells it the start, the regret is from there
+    other = sim.run(learner, episodic(m, initial_state=1), horizon=20, n_reps=2, seed=3)
+    assert np.all(other.metrics["regret"] == 0.0)  # state 1 is absorbing and pays 1 whatever the action
 
 
 def test_beats_uniform_play():
@@ -205,25 +215,34 @@ def test_beats_uniform_play():
         v = (r[h] + p[h] @ v).mean(axis=-1)
     k = 600
     uniform_regret = k * (float(np.asarray(backward_induction(fh).values)[0, 0]) - v[0])
-    for learner in (ucrl_vtr(m.features), ucrl_vtr_plus(m.features, beta_scale=0.01)):
-        res = run_episodes(learner, fh, k, 4, seed=0)
-        assert res.regret[-1].max() < uniform_regret, learner.name
+    for learner in (ucrl_vtr(), ucrl_vtr_plus(beta_scale=0.01)):
+        res = sim.run(learner, m, horizon=k, n_reps=4, seed=0)
+        assert res.metrics["regret"][-1].max() < uniform_regret, learner.name
 
 
 def test_validation():
     m = stay_swap()
+    spec = spec_of(m, 5)
     for factory in (ucrl_vtr, ucrl_vtr_plus):
-        with pytest.raises(ValueError, match="features"):
-            factory(m.features[0])
-        with pytest.raises(ValueError, match="features"):
-            factory(m.features * 0.5)
+        with pytest.raises(TypeError):
+            factory(m.features)  # the base kernels come from the environment (spec.features)
         with pytest.raises(ValueError, match="delta"):
-            factory(m.features, delta=0.0)
+            factory(delta=0.0)
         with pytest.raises(ValueError, match="lam"):
-            factory(m.features, lam=-1.0)
+            factory(lam=-1.0)
         with pytest.raises(ValueError, match="beta_scale"):
-            factory(m.features, beta_scale=0.0)
+            factory(beta_scale=0.0)
+        info = dict(spec.info, n_states=3, rewards=np.zeros((3, 3, 2)))
         with pytest.raises(ValueError, match="features must have shape"):
-            factory(m.features).init(EpisodeSpec(3, 2, 3, np.zeros((3, 3, 2)), 0, 5), 1)
+            factory().init(dataclasses.replace(spec, info=info), 1)
+        with pytest.raises(ValueError, match="features"):
+            factory().init(dataclasses.replace(spec, info=dict(spec.info, features=m.features * 0.5)), 1)
         with pytest.raises(ValueError, match=r"rewards in \[0, 1\]"):
-            factory(m.features).init(EpisodeSpec(2, 2, 3, np.full((3, 2, 2), 2.0), 0, 5), 1)
+            factory().init(dataclasses.replace(spec, info=dict(spec.info, rewards=np.full((3, 2, 2), 2.0))), 1)
+        with pytest.raises(ValueError, match="base kernels"):
+            factory().init(dataclasses.replace(m.to_finite_horizon().spec, horizon=5), 1)
+        reg = sim.get_learner(factory.__name__)
+        assert reg.family == "mdp" and reg.feedback == "linear_mixture_episode"
+        learner, env, horizon = reg.example()
+        assert learner.name == factory.__name__
+        assert sim.run(learner, env, horizon=horizon, n_reps=2, seed=0).metrics["regret"].shape[1] == 2
