@@ -20,11 +20,15 @@ a :func:`conservative` environment, which also counts the violations.
 :func:`mixture_robust_value_iteration` plans
 against a divergence ball on the mixture weight of a linear mixture, and
 :func:`dr_vtr` / :func:`dr_ttr` learn such robust policies from offline data
-with double pessimism.  :func:`run_stream` drives the single-stream
-discounted learners :func:`regularized_optimism` and :func:`uclk`;
+with double pessimism.  The single-stream discounted learners
+:func:`regularized_optimism` and :func:`uclk` run on a
+:class:`LinearMixtureStream` (one transition per step);
 :func:`safe_ucrl_vtr` keeps to backward safe action sets under an
-instantaneous hard constraint (:func:`run_safe_episodes`).  :func:`reward_free_ttr` explores without rewards
-and :func:`plan_for_rewards` then plans for any reward with total at most 1 (:func:`run_reward_free`).
+instantaneous hard constraint on a :class:`SafeLinearMixture`, and
+:func:`safe_learned_cost_vtr` also learns the cost on a
+:class:`LearnedCostSafeMixture`.  :func:`reward_free_ttr` explores a
+:class:`RewardFreeMixture` without rewards and :func:`plan_for_rewards` then
+plans, on the model it returns, for any reward with total at most 1.
 Instances live in :mod:`expertlab.mdp.instances`.
 """
 
@@ -49,17 +53,18 @@ from ._dr_offline import DROfflineResult, OfflineDataset, dr_ttr, dr_vtr, sample
 from ._episodic import (LINEAR_MIXTURE_EPISODE, TABULAR_EPISODE, EpisodicMDP, Trajectory, episodic,
                         evaluate_markov_policy, sample_episodes)
 from . import _claims_reward_free  # noqa: F401  (registers the reward-free exploration claims)
-from ._reward_free import (RewardFreeEstimate, RewardFreeExplorer, RewardFreeResult, RewardFreeState,
-                           plan_for_rewards, reward_battery, reward_free_ttr, run_reward_free)
-from ._regularized_optimism import (StreamLearner, StreamResult, confidence_radius, regularized_optimism, run_stream,
+from ._reward_free import (Exploration, RewardFreeEpisode, RewardFreeEstimate, RewardFreeMixture, RewardFreeState,
+                           plan_for_rewards, reward_battery, reward_free_ttr)
+from ._regularized_optimism import (LinearMixtureStream, StreamAction, StreamState, confidence_radius,
+                                    extended_value_iteration, regularized_optimism, regularized_value_iteration,
                                     uclk)
 from ._ucbvi import UCBVIState, optimistic_q_values, ucbvi, ucbvi_bonus
 from ._ucrl_vtr import EpisodicLinearMixture, VTRState, sherman_morrison, ucrl_vtr, ucrl_vtr_plus
-from ._safe_linear_mixture import (SafeEpisodeResult, SafeLinearMixture, run_safe_episodes, safe_action_sets,
+from ._safe_linear_mixture import (SafeLinearMixture, SafeTrajectory, SafeVTRState, safe_action_sets,
                                    safe_trap_mixture, safe_ucrl_vtr)
-from ._safe_learned_cost import (LearnedCostSafeMixture, certified_action_sets, cost_radius, pessimistic_costs,
-                                 safe_cost_ladder)
-from ._safe_learned_cost_run import SafeCostState, run_learned_cost_episodes, safe_learned_cost_vtr
+from ._safe_learned_cost import (LearnedCostSafeMixture, certified_action_sets, cost_noise, cost_radius,
+                                 pessimistic_costs, safe_cost_ladder)
+from ._safe_learned_cost_run import SafeCostState, safe_learned_cost_vtr
 from .instances import conservative_garnet, garnet_episodic
 from ..sim._rates import document_claims as _document_claims
 
@@ -106,6 +111,36 @@ def _register_episodic() -> None:
 _register_episodic()
 
 
+def _register_safe_reward_free_stream() -> None:
+    """Register the safe, reward-free and single-stream learners and their environment constructors with ``sim``."""
+    from .. import sim
+
+    def ladder():
+        return safe_cost_ladder(4, safety_gap=0.2)
+
+    def explored():
+        return RewardFreeMixture(instances.hard_linear_mixture(1, horizon=3, gap=0.1))
+
+    def stream():
+        return LinearMixtureStream(instances.random_linear_mixture(3, 2, dim=2, gamma=0.5, seed=0))
+
+    for name, factory, feedback, env, horizon in (
+            ("safe_ucrl_vtr", safe_ucrl_vtr, "safe_episode", safe_trap_mixture, 20),
+            ("safe_learned_cost_vtr", safe_learned_cost_vtr, "noisy_cost_episode", ladder, 20),
+            ("reward_free_ttr", reward_free_ttr, "reward_free", explored, 20),
+            ("regularized_optimism", regularized_optimism, "discounted_stream", stream, 50),
+            ("uclk", uclk, "discounted_stream", stream, 50)):
+        sim.register_learner(name, factory, family="mdp", feedback=feedback,
+                             example=lambda factory=factory, env=env, horizon=horizon: (factory(), env(), horizon))
+    for name, factory, feedback in (("safe_trap_mixture", safe_trap_mixture, "safe_episode"),
+                                    ("safe_cost_ladder", safe_cost_ladder, "noisy_cost_episode"),
+                                    ("reward_free_mixture", RewardFreeMixture, "reward_free"),
+                                    ("linear_mixture_stream", LinearMixtureStream, "discounted_stream")):
+        sim.register_environment(name, factory, family="mdp", feedback=feedback)
+
+
+_register_safe_reward_free_stream()
+
 __all__ = [
     # episodic models as environments of sim.run
     "EpisodicMDP", "Trajectory", "episodic", "garnet_episodic", "sample_episodes", "evaluate_markov_policy",
@@ -141,14 +176,15 @@ __all__ = [
     "mixture_robust_value_iteration", "mixture_robust_backward_induction", "OfflineDataset", "DROfflineResult",
     "sample_offline_dataset", "simplex_projection", "dr_vtr", "dr_ttr", "robust_suboptimality",
     # reward-free exploration
-    "RewardFreeEstimate", "RewardFreeExplorer", "RewardFreeResult", "RewardFreeState", "plan_for_rewards",
-    "reward_battery", "reward_free_ttr", "run_reward_free",
+    "Exploration", "RewardFreeEpisode", "RewardFreeEstimate", "RewardFreeMixture", "RewardFreeState",
+    "plan_for_rewards", "reward_battery", "reward_free_ttr",
     # single-stream discounted learners
-    "StreamLearner", "StreamResult", "confidence_radius", "regularized_optimism", "run_stream", "uclk",
+    "LinearMixtureStream", "StreamAction", "StreamState", "confidence_radius", "extended_value_iteration",
+    "regularized_optimism", "regularized_value_iteration", "uclk",
     # safe RL under instantaneous hard constraints
-    "SafeLinearMixture", "SafeEpisodeResult", "safe_action_sets", "safe_trap_mixture", "safe_ucrl_vtr",
-    "run_safe_episodes",
+    "SafeLinearMixture", "SafeTrajectory", "SafeVTRState", "safe_action_sets", "safe_trap_mixture",
+    "safe_ucrl_vtr",
     # safe RL with a learned cost
-    "LearnedCostSafeMixture", "SafeCostState", "certified_action_sets", "cost_radius", "pessimistic_costs",
-    "safe_cost_ladder", "safe_learned_cost_vtr", "run_learned_cost_episodes",
+    "LearnedCostSafeMixture", "SafeCostState", "certified_action_sets", "cost_noise", "cost_radius",
+    "pessimistic_costs", "safe_cost_ladder", "safe_learned_cost_vtr",
 ]

@@ -1,74 +1,223 @@
 r"""Single-stream learning in discounted linear-mixture MDPs: regularised optimism and UCLK.
 
-Both learners share one driver, :func:`run_stream`: a single trajectory per
-replication (no resets), value-targeted ridge regression on
-:math:`x_t = \sum_{s'} \phi(s' | s_t, a_t) V(s')` with Sherman–Morrison
-inverses, and epochs that end when :math:`\det \Sigma` has doubled.  They
-differ only in the planner run at the start of an epoch: regularised
-approximate value iteration with a log-sum-exp (mirror-descent) policy update
-(:func:`regularized_optimism`) or optimistic extended value iteration with
-greedy policies (:func:`uclk`).  The regret of the stream is computed exactly
-with the true model.
+A :class:`LinearMixtureStream` is one discounted linear-mixture MDP played as
+a single trajectory per replication (no resets); it is an environment of
+:func:`expertlab.sim.run` with feedback kind ``"discounted_stream"`` and unit
+``"step"`` (one transition per replication per step).  Both learners share
+value-targeted ridge regression on :math:`x_t = \sum_{s'} \phi(s' | s_t, a_t)
+V(s')` with Sherman–Morrison inverses, and epochs that end when
+:math:`\det \Sigma` has doubled.  They differ only in the planner run at the
+start of an epoch: regularised approximate value iteration with a log-sum-exp
+(mirror-descent) policy update (:func:`regularized_optimism`, planner
+:func:`regularized_value_iteration`) or optimistic extended value iteration
+with greedy policies (:func:`uclk`, planner :func:`extended_value_iteration`).
+
+Learner protocol for ``"discounted_stream"`` feedback
+-----------------------------------------------------
+``init(spec, n_reps, keys, xp)`` with ``spec.n_states``, ``spec.n_actions``,
+the known rewards ``spec.rewards`` ``(S, A)``, the known base kernels
+``spec.features`` ``(d, S, A, S)``, ``spec.gamma`` and ``spec.initial_state``;
+``spec.horizon`` is the number of steps :math:`T`;
+``act(state, s, keys) -> (StreamAction(action, policy, replanned), state)``:
+``s`` the current states ``(n_reps,)``; ``action`` the actions ``(n_reps,)``,
+drawn from ``policy`` ``(n_reps, S, A)`` (the stochastic policy in force) with
+the learner's key; ``replanned`` (bool ``(n_reps,)``) marks the replications
+whose policy changed at this step (all of them at the first step);
+``update(state, action, s_next, keys)`` with the next states ``(n_reps,)``.
+
+The next state is the inverse CDF of :math:`P_{\theta^\star}(\cdot | s_t, a_t)`
+at draw 0 of the environment's round key.  The environment computes with
+NumPy whatever the array namespace of the run.
+
+Metrics
+-------
+``regret``
+    :math:`\sum_{u < t} (V^\star(s_u) - V^{\pi_u}(s_u))`, exact given the
+    visited states: :math:`V^{\pi_u}` is the exact value of the policy played
+    at step :math:`u` (a linear solve with the true model when a replication
+    replans) and :math:`V^\star` comes from policy iteration (the regret of a
+    discounted stream of Zhou, He & Gu, ICML 2021, Sec. 3).
+``epochs``
+    The number of epochs (planner calls) so far, including the first.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-import time
-from typing import Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._random import rep_key, round_key, seed_to_uint64, uniform
+from .._random import uniform
 from .._validation import check_float, check_int, check_open_unit
+from ..sim import EnvSpec, Environment, Learner, Metric
 from ._models import LinearMixtureMDP, check_gamma
 from ._planning import policy_iteration
 from ._ucrl_vtr import sherman_morrison
 
-__all__ = ["StreamLearner", "StreamResult", "regularized_optimism", "uclk", "run_stream", "confidence_radius"]
+__all__ = ["LinearMixtureStream", "StreamAction", "StreamState", "regularized_optimism", "uclk",
+           "regularized_value_iteration", "extended_value_iteration", "confidence_radius"]
+
+#: Draw of the environment's round key that picks the next state.
+_TRANSITION_DRAW = 0
 
 
-class StreamLearner(NamedTuple):
-    """A single-stream learner: ``plan(inv, b, beta, n_steps) -> (policy (n, S, A), values (n, S))``.
+class StreamAction(NamedTuple):
+    """A stream learner's action: the actions ``(n_reps,)``, the policy in force and where it changed."""
 
-    ``inv (n, d, d)``, ``b (n, d)`` and ``n_steps (n,)`` (steps taken so far) are those of ``n`` replications.
+    action: Any
+    policy: Any
+    replanned: Any
+
+
+class StreamState(NamedTuple):
+    """State of the stream learners (leading axis ``n_reps``).
+
+    ``inv (n_reps, d, d)``, ``b (n_reps, d)``: the value-targeted ridge regression; ``logdet``:
+    :math:`\\ln\\det(\\Sigma/\\lambda)`, and ``logdet_epoch`` its value when the epoch began;
+    ``policy (n_reps, S, A)`` and its row-wise CDF ``cdf``; ``values (n_reps, S)``: the planner's
+    values (the regression targets of the epoch); ``s (n_reps,)``: the state of the last action;
+    ``t``: steps played.  Shared constants told by the environment: ``features (d, S, A, S)``,
+    ``rewards (S, A)``, ``gamma``; and ``beta``, the confidence radius fixed from the number of steps
+    of the run.
     """
 
-    name: str
-    params: dict
-    plan: Callable
-
-
-@dataclasses.dataclass(frozen=True)
-class StreamResult:
-    r"""Regret of single-stream runs.
-
-    Attributes
-    ----------
-    checkpoints : ndarray, shape (n_checkpoints,)
-        Numbers of steps :math:`t` at which the regret is recorded.
-    regret : ndarray, shape (n_checkpoints, n_reps)
-        :math:`\sum_{u < t} (V^\star(s_u) - V^{\pi_u}(s_u))`, exact given the visited states.
-    n_epochs : ndarray, shape (n_reps,)
-        Epochs (planner calls) of each replication.
-    beta : float
-        The confidence radius used.
-    seed : int
-    wall_time : float
-    """
-
-    checkpoints: np.ndarray
-    regret: np.ndarray
-    n_epochs: np.ndarray
+    inv: np.ndarray
+    b: np.ndarray
+    logdet: np.ndarray
+    logdet_epoch: np.ndarray
+    policy: np.ndarray
+    cdf: np.ndarray
+    values: np.ndarray
+    s: np.ndarray
+    t: int
+    features: np.ndarray
+    rewards: np.ndarray
+    gamma: float
     beta: float
-    seed: int
-    wall_time: float
+
+
+def _policy_values(p, r, gamma, pi):
+    """Exact value of stochastic policies ``pi (n, S, A)`` in the kernel ``p (S, A, S)``: shape ``(n, S)``."""
+    p_pi = np.einsum("nsa,sat->nst", pi, p)
+    r_pi = np.einsum("nsa,sa->ns", pi, r)
+    return np.linalg.solve(np.eye(p.shape[0]) - gamma * p_pi, r_pi[..., None])[..., 0]
+
+
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class LinearMixtureStream(Environment):
+    r"""One discounted linear-mixture MDP played as a single stream per replication (an environment).
+
+    Parameters
+    ----------
+    mdp : LinearMixtureMDP
+        One MDP (``theta`` of shape ``(d,)``) with rewards in [0, 1]; the
+        learner knows its features, rewards and discount, not ``theta``.
+    initial_state : int
+        The state :math:`s_0` of every stream.
+
+    Notes
+    -----
+    Feedback kind ``"discounted_stream"``, unit ``"step"``; protocol and
+    metrics (``regret``, ``epochs``) in :mod:`expertlab.mdp._regularized_optimism`.
+
+    Examples
+    --------
+    >>> from expertlab import sim
+    >>> from expertlab.mdp.instances import random_linear_mixture
+    >>> env = LinearMixtureStream(random_linear_mixture(3, 2, dim=2, gamma=0.5, seed=0))
+    >>> res = sim.run(uclk(), env, horizon=50, n_reps=2, seed=0)
+    >>> res.unit, res.metrics["regret"].shape, bool((res.metrics["regret"] >= -1e-9).all())
+    ('step', (15, 2), True)
+    """
+
+    mdp: LinearMixtureMDP
+    initial_state: int = 0
+
+    name = "linear_mixture_stream"
+    default_metrics = ("regret", "epochs")
+
+    def __post_init__(self):
+        mdp = self.mdp
+        if not isinstance(mdp, LinearMixtureMDP):
+            raise TypeError(f"mdp must be a LinearMixtureMDP, got {type(mdp).__name__}")
+        if mdp.theta.shape != (mdp.dim,):
+            raise ValueError(f"mdp.theta must have shape ({mdp.dim},) (one MDP), got {tuple(mdp.theta.shape)}")
+        if float(np.min(mdp.rewards)) < 0.0 or float(np.max(mdp.rewards)) > 1.0:
+            raise ValueError("mdp.rewards must lie in [0, 1]")
+        check_int(self.initial_state, "initial_state", minimum=0, maximum=mdp.n_states - 1)
+
+    @functools.cached_property
+    def _model(self):
+        """``(p (S, A, S), r (S, A), cdf, V*)`` of the true model."""
+        p = np.asarray(self.mdp.transitions, dtype=np.float64)
+        r = np.asarray(self.mdp.rewards, dtype=np.float64)
+        return p, r, np.cumsum(p, axis=-1), np.asarray(policy_iteration(p, r, self.mdp.gamma).policy_values)
 
     @property
-    def mean_regret(self) -> np.ndarray:
-        """Mean over replications, shape ``(n_checkpoints,)``."""
-        return self.regret.mean(axis=1)
+    def optimal_values(self) -> np.ndarray:
+        r""":math:`V^\star`, shape ``(S,)``."""
+        return self._model[3]
+
+    @property
+    def params(self):
+        m = self.mdp
+        return {"n_states": m.n_states, "n_actions": m.n_actions, "dim": m.dim, "gamma": float(m.gamma),
+                "initial_state": int(self.initial_state)}
+
+    @property
+    def spec(self) -> EnvSpec:
+        m = self.mdp
+        return EnvSpec(feedback="discounted_stream", unit="step", n_actions=m.n_actions,
+                       info={"n_states": m.n_states, "n_actions": m.n_actions, "gamma": float(m.gamma),
+                             "rewards": np.asarray(m.rewards, dtype=np.float64),
+                             "features": np.asarray(m.features, dtype=np.float64),
+                             "initial_state": int(self.initial_state)})
+
+    def reset(self, n_reps, keys, xp):
+        return np.full(n_reps, self.initial_state, dtype=np.int64)
+
+    def observe(self, s, t, keys):
+        return s
+
+    def step(self, s, act, t, keys):
+        if not isinstance(act, StreamAction):
+            raise TypeError(f"a stream learner's act must return a StreamAction(action, policy, replanned), got "
+                            f"{type(act).__name__}")
+        a = np.asarray(act.action)
+        n_s, n_a = self.mdp.n_states, self.mdp.n_actions
+        if a.shape != s.shape or not np.issubdtype(a.dtype, np.integer) or a.min() < 0 or a.max() >= n_a:
+            raise ValueError(f"the actions must be integers in [0, {n_a - 1}] of shape {s.shape}, got {a.dtype} "
+                             f"{a.shape}")
+        cdf = self._model[2]
+        u = uniform(np.asarray(keys), np.full(s.shape[0], _TRANSITION_DRAW, dtype=np.uint64))
+        s_next = np.minimum((cdf[s, a] < u[:, None]).sum(axis=-1), n_s - 1)
+        info = {"s": s, "a": a, "policy": act.policy, "replanned": np.asarray(act.replanned, dtype=bool)}
+        return s_next, s_next, info
+
+    def available_metrics(self):
+        p, r, _, v_star = self._model
+        gamma = self.mdp.gamma
+
+        def regret_init(n_reps, xp):
+            return (np.zeros(n_reps), None)
+
+        def regret_update(acc, info, t):
+            regret, v_pi = acc
+            policy, new, s = np.asarray(info["policy"]), info["replanned"], info["s"]
+            if v_pi is None:
+                v_pi = _policy_values(p, r, gamma, policy)
+            elif new.any():
+                idx = np.flatnonzero(new)
+                v_pi = v_pi.copy()
+                v_pi[idx] = _policy_values(p, r, gamma, policy[idx])
+            return (regret + (v_star[s] - v_pi[np.arange(s.shape[0]), s]), v_pi)
+
+        return {"regret": Metric("regret", regret_init, regret_update, lambda acc: acc[0]),
+                "epochs": Metric("epochs", lambda n_reps, xp: np.zeros(n_reps, dtype=np.int64),
+                                 lambda acc, info, t: acc + info["replanned"], lambda acc: acc)}
 
 
 def confidence_radius(dim: int, gamma: float, horizon: int, *, delta: float = 0.1, lam: float = 1.0) -> float:
@@ -125,30 +274,233 @@ def _logsumexp(z):
     return m + np.log(np.exp(z - m[..., None]).sum(axis=-1))
 
 
-def regularized_optimism(features, rewards, gamma, *, eta_scale: float = 1.0, n_iter: int = 50) -> StreamLearner:
-    r"""Optimistic planning by regularised approximate value iteration (RAVI-UCB style).
+def _check_statistics(inv, b, features):
+    d = features.shape[0]
+    inv, b = np.asarray(inv, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if b.ndim != 2 or b.shape[1] != d or inv.shape != (b.shape[0], d, d):
+        raise ValueError(f"inv and b must have shapes (n, {d}, {d}) and (n, {d}), got {inv.shape} and {b.shape}")
+    return inv, b
+
+
+def _regularized_plan(phi_flat, rewards, gamma, inv, b, beta, n_steps, eta_scale, n_iter):
+    n = b.shape[0]
+    n_a = rewards.shape[1]
+    eta = (eta_scale * np.sqrt(np.maximum(n_steps, 1) * math.log(max(n_a, 2))) / n_iter)[:, None, None]
+    theta = np.einsum("nij,nj->ni", inv, b)
+    v = np.zeros((n, rewards.shape[0]))
+    logpi = np.full((n, *rewards.shape), -math.log(n_a))
+    for _ in range(n_iter):
+        z = logpi + eta * _optimistic_backup(phi_flat, rewards, gamma, inv, theta, beta, v)
+        lse = _logsumexp(z)
+        v = lse / eta[..., 0]
+        logpi = z - lse[..., None]
+    return np.exp(logpi), v
+
+
+def _extended_plan(phi_flat, rewards, gamma, inv, b, beta, n_iter):
+    theta = np.einsum("nij,nj->ni", inv, b)
+    v = np.zeros((b.shape[0], rewards.shape[0]))
+    for _ in range(n_iter):
+        q = _optimistic_backup(phi_flat, rewards, gamma, inv, theta, beta, v)
+        v = q.max(axis=-1)
+    return np.eye(rewards.shape[1])[q.argmax(axis=-1)], v
+
+
+def regularized_value_iteration(features, rewards, gamma, inv, b, beta: float, n_steps, *, eta_scale: float = 1.0,
+                                n_iter: int = 50):
+    r"""The planner of :func:`regularized_optimism`: regularised optimistic value iteration, batched.
 
     Parameters
     ----------
     features : ndarray, shape (d, S, A, S)
-        Known base kernels :math:`\phi_i`.
     rewards : ndarray, shape (S, A)
-        Known rewards in [0, 1].
+        Rewards in [0, 1].
     gamma : float in [0, 1)
+    inv : ndarray, shape (n, d, d)
+        :math:`\Sigma^{-1}` of ``n`` regressions.
+    b : ndarray, shape (n, d)
+        Their moment vectors (:math:`\hat\theta = \Sigma^{-1} b`).
+    beta : float >= 0
+        Confidence radius.
+    n_steps : int array, shape (n,)
+        Steps :math:`t` taken before the epoch (they set the step size :math:`\eta_t`).
+    eta_scale : float > 0
+    n_iter : int
+
+    Returns
+    -------
+    policy : ndarray, shape (n, S, A)
+        The softmax policies :math:`\pi_K`.
+    values : ndarray, shape (n, S)
+        :math:`V_K`.
+
+    Notes
+    -----
+    The update rules are in :func:`regularized_optimism`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> phi = np.ones((1, 1, 2, 1))  # one state, two actions
+    >>> pi, v = regularized_value_iteration(phi, np.array([[0.0, 1.0]]), 0.5, np.eye(1)[None], np.ones((1, 1)),
+    ...                                     0.0, np.array([10 ** 6]), n_iter=20)
+    >>> bool(pi[0, 0, 1] > 0.99), bool(abs(v[0, 0] - 2.0) < 0.01)
+    (True, True)
+    """
+    features = _check_features(features)
+    rewards = _check_rewards(rewards, features)
+    gamma = check_gamma(gamma)
+    inv, b = _check_statistics(inv, b, features)
+    beta = check_float(beta, "beta", minimum=0.0)
+    n_steps = np.asarray(n_steps)
+    if n_steps.shape != (b.shape[0],):
+        raise ValueError(f"n_steps must have shape ({b.shape[0]},), got {n_steps.shape}")
+    phi_flat = features.reshape(features.shape[0], -1, features.shape[1])
+    return _regularized_plan(phi_flat, rewards, gamma, inv, b, beta, n_steps,
+                             check_float(eta_scale, "eta_scale", positive=True), check_int(n_iter, "n_iter"))
+
+
+def extended_value_iteration(features, rewards, gamma, inv, b, beta: float, *, n_iter: int = 50):
+    r"""The planner of :func:`uclk`: optimistic extended value iteration with a greedy policy, batched.
+
+    Parameters
+    ----------
+    features : ndarray, shape (d, S, A, S)
+    rewards : ndarray, shape (S, A)
+    gamma : float in [0, 1)
+    inv : ndarray, shape (n, d, d)
+    b : ndarray, shape (n, d)
+    beta : float >= 0
+    n_iter : int
+        Sweeps :math:`U`.
+
+    Returns
+    -------
+    policy : ndarray, shape (n, S, A)
+        One-hot greedy policies of :math:`Q_U`.
+    values : ndarray, shape (n, S)
+        :math:`V_U`.
+
+    Notes
+    -----
+    The update rule is in :func:`uclk`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> phi = np.ones((1, 1, 2, 1))
+    >>> pi, v = extended_value_iteration(phi, np.array([[0.0, 1.0]]), 0.5, np.eye(1)[None], np.ones((1, 1)), 0.0)
+    >>> pi[0, 0].tolist(), round(float(v[0, 0]), 6)
+    ([0.0, 1.0], 2.0)
+    """
+    features = _check_features(features)
+    rewards = _check_rewards(rewards, features)
+    gamma = check_gamma(gamma)
+    inv, b = _check_statistics(inv, b, features)
+    beta = check_float(beta, "beta", minimum=0.0)
+    phi_flat = features.reshape(features.shape[0], -1, features.shape[1])
+    return _extended_plan(phi_flat, rewards, gamma, inv, b, beta, check_int(n_iter, "n_iter"))
+
+
+def _stream_learner(name, plan, params, delta, lam, beta_scale, doc) -> Learner:
+    """The shared regression and epochs of the stream learners.
+
+    ``plan(phi_flat, rewards, gamma, inv, b, beta, n_steps) -> (pi, v)`` with ``phi_flat`` the
+    features laid out as ``(d, S A, S)``.
+    """
+    params = dict(params, delta=check_open_unit(delta, "delta"), lam=check_float(lam, "lam", positive=True),
+                  beta_scale=check_float(beta_scale, "beta_scale", positive=True))
+    delta, lam, beta_scale = params["delta"], params["lam"], params["beta_scale"]
+
+    def replan(state, inv, b, n_steps):
+        f = state.features
+        return plan(f.reshape(f.shape[0], -1, f.shape[1]), state.rewards, state.gamma, inv, b, state.beta, n_steps)
+
+    def init(spec, n_reps, keys=None, xp=np) -> StreamState:
+        features = _check_features(np.asarray(spec.features, dtype=np.float64))
+        if features.shape[1:3] != (spec.n_states, spec.n_actions):
+            raise ValueError(f"{name}: spec.features has shape {features.shape}, expected (d, {spec.n_states}, "
+                             f"{spec.n_actions}, {spec.n_states})")
+        rewards = _check_rewards(np.asarray(spec.rewards, dtype=np.float64), features)
+        gamma = check_gamma(spec.gamma)
+        if spec.horizon is None:
+            raise ValueError(f"{name}: spec.horizon (the number of steps, which sets the radius) is None; run the "
+                             "learner through expertlab.sim.run")
+        d = features.shape[0]
+        beta = beta_scale * confidence_radius(d, gamma, spec.horizon, delta=delta, lam=lam)
+        inv = np.broadcast_to(np.eye(d) / lam, (n_reps, d, d)).copy()
+        b = np.zeros((n_reps, d))
+        state = StreamState(inv, b, np.zeros(n_reps), np.zeros(n_reps), None, None, None,
+                            np.full(n_reps, spec.initial_state, dtype=np.int64), 0, features, rewards, gamma, beta)
+        pi, v = replan(state, inv, b, np.zeros(n_reps, dtype=np.int64))
+        return state._replace(policy=pi, cdf=np.cumsum(pi, axis=-1), values=v)
+
+    def act(state: StreamState, s, keys):
+        s = np.asarray(s)
+        n_reps, n_a = s.shape[0], state.rewards.shape[1]
+        new = state.logdet - state.logdet_epoch > math.log(2.0)
+        policy, cdf, v, logdet_epoch = state.policy, state.cdf, state.values, state.logdet_epoch
+        if new.any():
+            idx = np.flatnonzero(new)
+            pi_n, v_n = replan(state, state.inv[idx], state.b[idx], np.full(idx.size, state.t))
+            policy, cdf, v = policy.copy(), cdf.copy(), v.copy()
+            policy[idx], cdf[idx], v[idx] = pi_n, np.cumsum(pi_n, axis=-1), v_n
+            logdet_epoch = np.where(new, state.logdet, logdet_epoch)
+        u = uniform(np.asarray(keys), np.zeros(n_reps, dtype=np.uint64))
+        a = np.minimum((cdf[np.arange(n_reps), s] < u[:, None]).sum(axis=-1), n_a - 1)
+        replanned = new | (state.t == 0)
+        return StreamAction(a, policy, replanned), state._replace(policy=policy, cdf=cdf, values=v,
+                                                                  logdet_epoch=logdet_epoch, s=s)
+
+    def update(state: StreamState, action: StreamAction, s_next, keys) -> StreamState:
+        s, a, v = state.s, np.asarray(action.action), state.values
+        rows = np.arange(s.shape[0])
+        x = np.einsum("irt,rt->ri", state.features[:, s, a, :], v)
+        u = np.einsum("rij,rj->ri", state.inv, x)
+        return state._replace(inv=sherman_morrison(state.inv, x), b=state.b + x * v[rows, s_next][:, None],
+                              logdet=state.logdet + np.log1p(np.einsum("ri,ri->r", x, u)), t=state.t + 1)
+
+    return Learner(name, "discounted_stream", init, act, update, params, doc=doc)
+
+
+def regularized_optimism(*, eta_scale: float = 1.0, n_iter: int = 50, delta: float = 0.1, lam: float = 1.0,
+                         beta_scale: float = 1.0) -> Learner:
+    r"""Optimistic planning by regularised approximate value iteration (RAVI-UCB style).
+
+    Parameters
+    ----------
     eta_scale : float > 0
         :math:`c_\eta` in the step size :math:`\eta_t = c_\eta \sqrt{t \ln A} / K` of an epoch
         starting at step :math:`t`.
     n_iter : int
         Iterations :math:`K` of regularised value iteration per epoch.
+    delta, lam, beta_scale : float
+        The radius :math:`\beta` = ``beta_scale *`` :func:`confidence_radius` ``(d, gamma, T, delta, lam)``
+        with :math:`T` the number of steps of the run; ``lam`` is also the ridge parameter :math:`\lambda`.
 
     Returns
     -------
-    StreamLearner
-        Driven by :func:`run_stream`; acts from the softmax policy :math:`\pi_K`.
+    Learner
+        Feedback kind ``"discounted_stream"``: runs on a :class:`LinearMixtureStream` through
+        :func:`expertlab.sim.run`, which tells it the base kernels :math:`\phi_i`, the rewards (in
+        [0, 1]) and :math:`\gamma`, not the mixture weight.  State :class:`StreamState`; acts from the
+        softmax policy :math:`\pi_K` of the epoch, drawing the action from the learner's key.
 
     Notes
     -----
-    With :math:`\hat\theta = \Sigma^{-1} b`, :math:`V_0 = 0`, :math:`\pi_0` uniform,
+    At step :math:`t`, if :math:`\ln\det\Sigma_t - \ln\det\Sigma_{\tau} > \ln 2`
+    (:math:`\tau` the start of the epoch) a new epoch starts and the learner plans
+    :math:`(\pi, V)` with :func:`regularized_value_iteration`; it plays
+    :math:`a_t \sim \pi(\cdot|s_t)` and, after observing :math:`s_{t+1}`,
+
+    .. math::
+
+        \Sigma \leftarrow \Sigma + x_t x_t^\top, \quad b \leftarrow b + x_t V(s_{t+1}), \quad
+        x_t = \sum_{s'} \phi(s'|s_t, a_t) V(s'),
+
+    with :math:`\Sigma_0 = \lambda I`, the inverse by Sherman–Morrison and
+    :math:`\ln\det` by :math:`\ln(1 + x^\top\Sigma^{-1}x)` increments.
+    The planner, with :math:`\hat\theta = \Sigma^{-1} b`, :math:`V_0 = 0`, :math:`\pi_0` uniform,
     and :math:`x_k(s, a) = \sum_{s'} \phi(s'|s,a) V_k(s')`:
 
     .. math::
@@ -187,54 +539,44 @@ def regularized_optimism(features, rewards, gamma, *, eta_scale: float = 1.0, n_
 
     Examples
     --------
+    >>> from expertlab import sim
     >>> from expertlab.mdp.instances import random_linear_mixture
     >>> m = random_linear_mixture(3, 2, dim=2, gamma=0.5, seed=0)
-    >>> res = run_stream(regularized_optimism(m.features, m.rewards, m.gamma), m, horizon=50, n_reps=2, seed=0)
-    >>> res.regret.shape, bool((res.regret >= -1e-9).all())
+    >>> res = sim.run(regularized_optimism(), LinearMixtureStream(m), horizon=50, n_reps=2, seed=0, checkpoints=[50])
+    >>> res.metrics["regret"].shape, bool((res.metrics["regret"] >= -1e-9).all())
     ((1, 2), True)
     """
-    features = _check_features(features)
     eta_scale = check_float(eta_scale, "eta_scale", positive=True)
     n_iter = check_int(n_iter, "n_iter")
-    gamma = check_gamma(gamma)
-    rewards = _check_rewards(rewards, features)
-    phi_flat = features.reshape(features.shape[0], -1, features.shape[1])
 
-    def plan(inv, b, beta, n_steps):
-        n = b.shape[0]
-        eta = (eta_scale * np.sqrt(np.maximum(n_steps, 1) * math.log(max(rewards.shape[1], 2))) / n_iter)[:, None, None]
-        theta = np.einsum("nij,nj->ni", inv, b)
-        v = np.zeros((n, features.shape[1]))
-        logpi = np.full((n, *rewards.shape), -math.log(rewards.shape[1]))
-        for _ in range(n_iter):
-            z = logpi + eta * _optimistic_backup(phi_flat, rewards, gamma, inv, theta, beta, v)
-            lse = _logsumexp(z)
-            v = lse / eta[..., 0]
-            logpi = z - lse[..., None]
-        return np.exp(logpi), v
+    def plan(phi_flat, rewards, gamma, inv, b, beta, n_steps):
+        return _regularized_plan(phi_flat, rewards, gamma, inv, b, beta, n_steps, eta_scale, n_iter)
 
-    return StreamLearner("regularized-optimism", {"eta_scale": eta_scale, "n_iter": n_iter}, plan)
+    return _stream_learner("regularized_optimism", plan, {"eta_scale": eta_scale, "n_iter": n_iter}, delta, lam,
+                           beta_scale, regularized_optimism.__doc__)
 
 
-def uclk(features, rewards, gamma, *, n_iter: int = 50) -> StreamLearner:
+def uclk(*, n_iter: int = 50, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -> Learner:
     r"""UCLK-style optimistic extended value iteration with greedy policies (baseline).
 
     Parameters
     ----------
-    features : ndarray, shape (d, S, A, S)
-    rewards : ndarray, shape (S, A)
-    gamma : float in [0, 1)
     n_iter : int
         Value-iteration sweeps :math:`U` per epoch.
+    delta, lam, beta_scale : float
+        The radius, as for :func:`regularized_optimism`.
 
     Returns
     -------
-    StreamLearner
-        Driven by :func:`run_stream`; acts greedily (a one-hot policy).
+    Learner
+        Feedback kind ``"discounted_stream"`` (a :class:`LinearMixtureStream`, which tells it the base
+        kernels, the rewards and :math:`\gamma`); state :class:`StreamState`; acts greedily (a
+        one-hot policy, so deterministically).
 
     Notes
     -----
-    Maximising :math:`\langle\theta, x\rangle` over the ellipsoid
+    The regression and the epochs are those of :func:`regularized_optimism`; the
+    planner is :func:`extended_value_iteration`.  Maximising :math:`\langle\theta, x\rangle` over the ellipsoid
     :math:`\|\theta - \hat\theta\|_\Sigma \le \beta` gives
     :math:`\langle\hat\theta, x\rangle + \beta\|x\|_{\Sigma^{-1}}`, so extended
     value iteration is
@@ -258,141 +600,16 @@ def uclk(features, rewards, gamma, *, n_iter: int = 50) -> StreamLearner:
 
     Examples
     --------
+    >>> from expertlab import sim
     >>> from expertlab.mdp.instances import random_linear_mixture
     >>> m = random_linear_mixture(3, 2, dim=2, gamma=0.5, seed=0)
-    >>> res = run_stream(uclk(m.features, m.rewards, m.gamma), m, horizon=50, n_reps=2, seed=0)
-    >>> res.n_epochs.shape
-    (2,)
+    >>> res = sim.run(uclk(), LinearMixtureStream(m), horizon=50, n_reps=2, seed=0)
+    >>> res.metrics["epochs"][-1].tolist()  # planner calls per stream
+    [7.0, 7.0]
     """
-    features = _check_features(features)
     n_iter = check_int(n_iter, "n_iter")
-    gamma = check_gamma(gamma)
-    rewards = _check_rewards(rewards, features)
-    phi_flat = features.reshape(features.shape[0], -1, features.shape[1])
 
-    def plan(inv, b, beta, n_steps):
-        theta = np.einsum("nij,nj->ni", inv, b)
-        v = np.zeros((b.shape[0], features.shape[1]))
-        for _ in range(n_iter):
-            q = _optimistic_backup(phi_flat, rewards, gamma, inv, theta, beta, v)
-            v = q.max(axis=-1)
-        return np.eye(rewards.shape[1])[q.argmax(axis=-1)], v
+    def plan(phi_flat, rewards, gamma, inv, b, beta, n_steps):
+        return _extended_plan(phi_flat, rewards, gamma, inv, b, beta, n_iter)
 
-    return StreamLearner("uclk", {"n_iter": n_iter}, plan)
-
-
-def _policy_values(p, r, gamma, pi):
-    """Exact value of stochastic policies ``pi (n, S, A)`` in the kernel ``p (S, A, S)``: shape ``(n, S)``."""
-    p_pi = np.einsum("nsa,sat->nst", pi, p)
-    r_pi = np.einsum("nsa,sa->ns", pi, r)
-    return np.linalg.solve(np.eye(p.shape[0]) - gamma * p_pi, r_pi[..., None])[..., 0]
-
-
-def run_stream(learner: StreamLearner, mdp: LinearMixtureMDP, horizon: int, n_reps: int, seed=0, *,
-               checkpoints=None, initial_state: int = 0, delta: float = 0.1, lam: float = 1.0,
-               beta_scale: float = 1.0) -> StreamResult:
-    r"""Run a single-stream learner on one discounted linear-mixture MDP, all replications at once.
-
-    Parameters
-    ----------
-    learner : StreamLearner
-    mdp : LinearMixtureMDP
-        One MDP (``theta`` of shape ``(d,)``) with rewards in [0, 1].
-    horizon : int
-        Steps :math:`T` of the stream.
-    n_reps : int
-    seed : int or SeedSequence
-    checkpoints : sequence of int, optional
-        Steps in ``[1, horizon]`` at which the regret is recorded (default: ``horizon``).
-    initial_state : int
-    delta, lam, beta_scale : float
-        :math:`\beta` = ``beta_scale *`` :func:`confidence_radius` ``(d, gamma, horizon, delta, lam)``.
-
-    Returns
-    -------
-    StreamResult
-
-    Notes
-    -----
-    At step :math:`t`, if :math:`\ln\det\Sigma_t - \ln\det\Sigma_{\tau} > \ln 2`
-    (:math:`\tau` the start of the epoch) a new epoch starts and the learner
-    plans :math:`(\pi, V)`.  Then :math:`a_t \sim \pi(\cdot|s_t)`,
-    :math:`s_{t+1} \sim P_{\theta^\star}(\cdot|s_t, a_t)` (inverse CDF of the
-    counter-based uniforms of ``(seed, replication, t)``), and
-
-    .. math::
-
-        \Sigma \leftarrow \Sigma + x_t x_t^\top, \quad b \leftarrow b + x_t V(s_{t+1}), \quad
-        x_t = \sum_{s'} \phi(s'|s_t, a_t) V(s'),
-
-    with :math:`\Sigma_0 = \lambda I`, the inverse by Sherman–Morrison and
-    :math:`\ln\det` by :math:`\ln(1 + x^\top\Sigma^{-1}x)` increments.  The
-    regret is :math:`R_T = \sum_{t<T} (V^\star(s_t) - V^{\pi_t}(s_t))`, with
-    :math:`V^{\pi_t}` the exact value of the policy played at :math:`t` (a
-    linear solve at each epoch) and :math:`V^\star` from policy iteration
-    (the regret of a discounted stream of Zhou, He & Gu, ICML 2021, Sec. 3).
-    """
-    if not isinstance(learner, StreamLearner):
-        raise TypeError(f"learner must be a StreamLearner, got {type(learner).__name__}")
-    if not isinstance(mdp, LinearMixtureMDP):
-        raise TypeError(f"mdp must be a LinearMixtureMDP, got {type(mdp).__name__}")
-    if mdp.theta.shape != (mdp.dim,):
-        raise ValueError(f"mdp.theta must have shape ({mdp.dim},) (one MDP), got {tuple(mdp.theta.shape)}")
-    if float(np.min(mdp.rewards)) < 0.0 or float(np.max(mdp.rewards)) > 1.0:
-        raise ValueError("mdp.rewards must lie in [0, 1]")
-    horizon = check_int(horizon, "horizon")
-    n_reps = check_int(n_reps, "n_reps")
-    s_, a_, d, gamma = mdp.n_states, mdp.n_actions, mdp.dim, mdp.gamma
-    initial_state = check_int(initial_state, "initial_state", minimum=0, maximum=s_ - 1)
-    delta = check_open_unit(delta, "delta")
-    lam = check_float(lam, "lam", positive=True)
-    beta = check_float(beta_scale, "beta_scale", positive=True) * confidence_radius(d, gamma, horizon,
-                                                                                     delta=delta, lam=lam)
-    ck = np.array([horizon] if checkpoints is None else checkpoints, dtype=np.int64).ravel()
-    if ck.size == 0 or np.any(np.diff(ck) <= 0) or ck[0] < 1 or ck[-1] > horizon:
-        raise ValueError(f"checkpoints must be strictly increasing integers in [1, {horizon}], got {ck.tolist()}")
-    key = seed_to_uint64(seed)
-    t0 = time.perf_counter()
-    p = np.asarray(mdp.transitions, dtype=np.float64)
-    r = np.asarray(mdp.rewards, dtype=np.float64)
-    phi = np.asarray(mdp.features, dtype=np.float64)
-    cdf = np.cumsum(p, axis=-1)
-    v_star = policy_iteration(p, r, gamma).policy_values
-    rkeys = rep_key(np.full(n_reps, key), np.arange(n_reps, dtype=np.uint64))
-    rows = np.arange(n_reps)
-    zeros, ones = np.zeros(n_reps, dtype=np.uint64), np.ones(n_reps, dtype=np.uint64)
-    inv = np.broadcast_to(np.eye(d) / lam, (n_reps, d, d)).copy()
-    b = np.zeros((n_reps, d))
-    logdet = np.zeros(n_reps)
-    logdet_epoch = np.zeros(n_reps)
-    pi, v = learner.plan(inv, b, beta, np.zeros(n_reps, dtype=np.int64))
-    v_pi = _policy_values(p, r, gamma, pi)
-    pi_cdf = np.cumsum(pi, axis=-1)
-    n_epochs = np.ones(n_reps, dtype=np.int64)
-    s = np.full(n_reps, initial_state, dtype=np.int64)
-    regret = np.zeros(n_reps)
-    out = np.empty((ck.size, n_reps))
-    j = 0
-    for t in range(horizon):
-        new = logdet - logdet_epoch > math.log(2.0)
-        if new.any():
-            idx = np.flatnonzero(new)
-            pi_n, v[idx] = learner.plan(inv[idx], b[idx], beta, np.full(idx.size, t))
-            pi_cdf[idx] = np.cumsum(pi_n, axis=-1)
-            v_pi[idx] = _policy_values(p, r, gamma, pi_n)
-            logdet_epoch[idx] = logdet[idx]
-            n_epochs[idx] += 1
-        regret += v_star[s] - v_pi[rows, s]
-        tk = round_key(rkeys, np.full(n_reps, t, dtype=np.uint64))
-        a = np.minimum((pi_cdf[rows, s] < uniform(tk, zeros)[:, None]).sum(axis=-1), a_ - 1)
-        s_next = np.minimum((cdf[s, a] < uniform(tk, ones)[:, None]).sum(axis=-1), s_ - 1)
-        x = np.einsum("irt,rt->ri", phi[:, s, a, :], v)
-        u = np.einsum("rij,rj->ri", inv, x)
-        logdet += np.log1p(np.einsum("ri,ri->r", x, u))
-        inv = sherman_morrison(inv, x)
-        b += x * v[rows, s_next][:, None]
-        s = s_next
-        if j < ck.size and t + 1 == ck[j]:
-            out[j] = regret
-            j += 1
-    return StreamResult(ck, out, n_epochs, beta, int(key), time.perf_counter() - t0)
+    return _stream_learner("uclk", plan, {"n_iter": n_iter}, delta, lam, beta_scale, uclk.__doc__)

@@ -2,54 +2,79 @@ r"""Reward-free exploration in episodic linear mixtures, batched over replicatio
 
 Exploration sees transitions only: a pseudo-reward equal to the width of the
 confidence set on the mixture weight drives an optimistic policy, and the
-weight is fitted by transition-targeted ridge regression.  Afterwards
-:func:`plan_for_rewards` plans on the fitted model for any reward whose total
-over an episode is at most 1, and the explorer's certificate bounds the
-suboptimality of those plans for every such reward at once.
-:func:`run_reward_free` measures the certificate, the true suboptimality and the
-value error on a battery of rewards (:func:`reward_battery`) by exact
-evaluation.
+weight is fitted by transition-targeted ridge regression
+(:func:`reward_free_ttr`, an online learner of :func:`expertlab.sim.run`).
+Afterwards :func:`plan_for_rewards` (an offline solver) plans on the fitted
+model for any reward whose total over an episode is at most 1, and the
+explorer's certificate bounds the suboptimality of those plans for every such
+reward at once.  A :class:`RewardFreeMixture` environment measures, at each
+checkpoint, the certificate, the true suboptimality and the value error on a
+battery of rewards (:func:`reward_battery`) by exact evaluation.
+
+Learner protocol for ``"reward_free"`` feedback (unit ``"episode"``)
+--------------------------------------------------------------------
+``init(spec, n_reps, keys, xp)`` with ``spec.n_states``, ``spec.n_actions``,
+``spec.episode_length`` (:math:`H`), the known base kernels ``spec.features``
+``(d, S, A, S)`` and ``spec.initial_state`` (no rewards); ``spec.horizon`` is
+the exploration budget :math:`K` in episodes;
+``act(state, None, keys) -> (Exploration(policy, estimate), state)``: the
+integer policy ``(n_reps, H, S)`` of the coming episode and the explorer's
+current :class:`RewardFreeEstimate` (fitted on the episodes played so far);
+``update(state, exploration, episode, keys)`` with a :class:`RewardFreeEpisode`
+(``states (n_reps, H + 1)``, ``actions (n_reps, H)``, no rewards).  The explorer
+is a fixed-budget procedure: ``done`` once it has played ``spec.horizon``
+episodes, and ``answer(state)`` is its fitted weight :math:`\tilde\theta`
+``(n_reps, d)``, which :func:`expertlab.sim.run` returns in
+``final["answer"]`` for :func:`plan_for_rewards`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-import time
-from typing import Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._random import rep_key, round_key, seed_to_uint64
 from .._validation import check_float, check_int, check_open_unit
+from ..sim import EnvSpec, Environment, Learner, Metric
 from ._dr_offline import simplex_projection
-from ._episodic import _check_checkpoints, sample_episodes
+from ._episodic import sample_episodes
 from ._ucrl_vtr import EpisodicLinearMixture, _check_features
 
-__all__ = ["RewardFreeState", "RewardFreeEstimate", "RewardFreeExplorer", "RewardFreeResult", "reward_free_ttr",
-           "plan_for_rewards", "reward_battery", "run_reward_free"]
+__all__ = ["RewardFreeState", "RewardFreeEstimate", "Exploration", "RewardFreeEpisode", "RewardFreeMixture",
+           "reward_free_ttr", "plan_for_rewards", "reward_battery"]
 
 
 class RewardFreeState(NamedTuple):
-    r"""Regression statistics of every replication (leading axis ``n_reps``).
+    r"""Regression statistics of every replication (leading axis ``n_reps``) and what the explorer was told.
 
     ``gram (n_reps, d, d)``: :math:`\Lambda = \lambda I + \sum_n \sum_{j} \phi(j | s_n, a_n) \phi(j | s_n, a_n)^\top`;
-    ``b (n_reps, d)``: :math:`\sum_n \phi(s'_n | s_n, a_n)`; ``n_samples``: transitions absorbed per replication.
+    ``b (n_reps, d)``: :math:`\sum_n \phi(s'_n | s_n, a_n)`; ``features (d, S, A, S)``: the known base
+    kernels; ``episode_length``: :math:`H`; ``n_samples``: transitions absorbed per replication;
+    ``n_episodes``: episodes absorbed; ``budget``: the episodes the explorer plays (``None``: no budget).
     """
 
     gram: np.ndarray
     b: np.ndarray
-    n_samples: int
+    features: np.ndarray
+    episode_length: int
+    n_samples: int = 0
+    n_episodes: int = 0
+    budget: int | None = None
 
 
 class RewardFreeEstimate(NamedTuple):
-    r"""The fitted weight and its confidence set, per replication.
+    r"""The fitted weight, its confidence set and the exploration values, per replication.
 
     ``theta (n_reps, d)``: :math:`\tilde\theta`, the ridge estimate projected on the simplex;
     ``theta_hat (n_reps, d)``: the ridge estimate :math:`\hat\theta`; ``gram_inv (n_reps, d, d)``;
     ``beta (n_reps,)``: the self-normalised radius :math:`\beta_0` of :math:`\|\theta - \hat\theta\|_\Lambda`;
     ``radius (n_reps,)``: :math:`\beta = \beta_0 + \|\hat\theta - \tilde\theta\|_\Lambda`, which bounds
-    :math:`\|\theta - \tilde\theta\|_\Lambda`.
+    :math:`\|\theta - \tilde\theta\|_\Lambda`; ``gram (n_reps, d, d)``: :math:`\Lambda`;
+    ``values (n_reps, H + 1, S)``: the exploration values :math:`W` (clipped at 1), so that the
+    certificate is :math:`2 W_1(s_1)`.
     """
 
     theta: np.ndarray
@@ -57,27 +82,22 @@ class RewardFreeEstimate(NamedTuple):
     gram_inv: np.ndarray
     beta: np.ndarray
     radius: np.ndarray
+    gram: np.ndarray
+    values: np.ndarray
 
 
-class RewardFreeExplorer(NamedTuple):
-    """A reward-free explorer: a name, its settings and pure functions of a :class:`RewardFreeState`.
+class Exploration(NamedTuple):
+    """A reward-free explorer's action: the policy of the coming episode and its current estimate."""
 
-    ``init(n_reps)``; ``plan(state) -> (n_reps, H, S)`` exploration policy;
-    ``update(state, states, actions)`` absorbs one episode of every replication;
-    ``estimate(state) -> RewardFreeEstimate``;
-    ``exploration_values(state) -> (n_reps, H + 1, S)``; ``certificate(state, initial_state) -> (n_reps,)``.
-    """
+    policy: Any
+    estimate: RewardFreeEstimate
 
-    name: str
-    params: dict
-    features: np.ndarray
-    horizon: int
-    init: Callable
-    plan: Callable
-    update: Callable
-    estimate: Callable
-    exploration_values: Callable
-    certificate: Callable
+
+class RewardFreeEpisode(NamedTuple):
+    """One exploration episode of every replication: ``states (n_reps, H + 1)``, ``actions (n_reps, H)``."""
+
+    states: Any
+    actions: Any
 
 
 def _kernels(features, theta):
@@ -85,16 +105,172 @@ def _kernels(features, theta):
     return np.einsum("ri,isat->rsat", theta, features)
 
 
-def reward_free_ttr(features, horizon: int, *, delta: float = 0.1, ridge: float = 1.0,
-                    beta_scale: float = 1.0) -> RewardFreeExplorer:
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class RewardFreeMixture(Environment):
+    r"""An episodic linear mixture explored without rewards, with a battery of rewards to plan for (an environment).
+
+    Parameters
+    ----------
+    mixture : EpisodicLinearMixture
+        The true model; its ``rewards`` are never shown to the explorer.
+    rewards : ndarray, shape (n_rewards, H, S, A), optional
+        Planning-phase rewards with total at most 1 over an episode; default
+        :func:`reward_battery` with ``seed=0``.
+    initial_state : int
+        Start state :math:`s_1` of every episode.
+
+    Notes
+    -----
+    Feedback kind ``"reward_free"``, unit ``"episode"`` (the protocol is in
+    :mod:`expertlab.mdp._reward_free`): one step of :func:`expertlab.sim.run`
+    is one exploration episode, whose transitions are the inverse CDF of the
+    uniforms of the environment's round key (:func:`~expertlab.mdp.sample_episodes`).
+
+    Metrics (``n_reps`` values at each checkpoint).  At step :math:`k` the
+    metrics evaluate the estimate the explorer hands over with its policy for
+    episode :math:`k`, which is fitted on the first :math:`k - 1` episodes (an
+    explorer's update is not visible to the environment until its next action):
+    the metrics of a run of :math:`K + 1` episodes at checkpoint :math:`K + 1`
+    are those of the model after :math:`K` episodes, and ``final["answer"]`` of
+    a run of :math:`K` episodes is that model's weight.  With :math:`\hat\pi_b`
+    the optimal plan of the fitted model for battery reward :math:`b`
+    (:func:`plan_for_rewards`), :math:`\hat V_b` its value there and
+    :math:`V^{\hat\pi_b}_b` its exact value in the true model:
+
+    ``value_error``
+        :math:`\max_b |\hat V_b - V^{\hat\pi_b}_b|(s_1)`.
+    ``suboptimality``
+        :math:`\max_b (V^\star_b - V^{\hat\pi_b}_b)(s_1)`.
+    ``certificate``
+        :math:`2 W_1(s_1)`, the explorer's bound on the suboptimality for every
+        reward with total at most 1.
+    ``confidence_ratio``
+        :math:`\|\theta - \hat\theta\|_\Lambda / \beta_0` (at most 1 on the
+        confidence event).
+
+    The metrics are computed at the checkpoints only (each plans for the whole
+    battery).
+
+    Examples
+    --------
+    >>> from expertlab import sim
+    >>> from expertlab.mdp.instances import hard_linear_mixture
+    >>> env = RewardFreeMixture(hard_linear_mixture(2, horizon=4, gap=0.1))
+    >>> res = sim.run(reward_free_ttr(), env, horizon=31, n_reps=2, seed=0, checkpoints=[11, 31])
+    >>> cert, sub, err = (res.metrics[k] for k in ("certificate", "suboptimality", "value_error"))
+    >>> bool(((cert >= sub) & (cert >= err)).all()), bool((cert[1] <= cert[0]).all())
+    (True, True)
+    >>> res.final["answer"].shape  # the fitted weight after 31 episodes, for plan_for_rewards
+    (2, 4)
+    """
+
+    mixture: EpisodicLinearMixture
+    rewards: Any = None
+    initial_state: int = 0
+
+    name = "reward_free_mixture"
+    default_metrics = ("value_error", "suboptimality", "certificate", "confidence_ratio")
+
+    def __post_init__(self):
+        if not isinstance(self.mixture, EpisodicLinearMixture):
+            raise TypeError(f"mixture must be an EpisodicLinearMixture, got {type(self.mixture).__name__}")
+        fh = self._fh
+        check_int(self.initial_state, "initial_state", minimum=0, maximum=fh.n_states - 1)
+        battery = (reward_battery(fh.n_states, fh.n_actions, fh.horizon, seed=0) if self.rewards is None
+                   else self.rewards)
+        object.__setattr__(self, "rewards", _check_battery(battery, fh.horizon, fh.n_states, fh.n_actions))
+
+    @functools.cached_property
+    def _fh(self):
+        return self.mixture.to_finite_horizon()
+
+    @functools.cached_property
+    def optimal_values(self) -> np.ndarray:
+        r""":math:`V^\star_b(s_1)` of every battery reward in the true model, shape ``(n_rewards,)``."""
+        pi = plan_for_rewards(self.mixture.features, np.asarray(self.mixture.theta)[None], self.rewards)[0]
+        return _evaluate(self._p_true, self.rewards, pi)[0, :, 0, self.initial_state]
+
+    @property
+    def _p_true(self):
+        return np.asarray(self._fh.transitions)[0]
+
+    @property
+    def features(self) -> np.ndarray:
+        """The base kernels, shape ``(d, S, A, S)``."""
+        return self.mixture.features
+
+    @property
+    def params(self):
+        fh = self._fh
+        return {"n_states": fh.n_states, "n_actions": fh.n_actions, "dim": int(self.mixture.dim),
+                "episode_length": fh.horizon, "n_rewards": int(self.rewards.shape[0]),
+                "initial_state": int(self.initial_state)}
+
+    @property
+    def spec(self) -> EnvSpec:
+        fh = self._fh
+        return EnvSpec(feedback="reward_free", unit="episode", n_actions=fh.n_actions,
+                       info={"n_states": fh.n_states, "n_actions": fh.n_actions, "episode_length": fh.horizon,
+                             "features": np.asarray(self.mixture.features), "initial_state": self.initial_state})
+
+    def reset(self, n_reps, keys, xp):
+        return None
+
+    def observe(self, env_state, t, keys):
+        return None
+
+    def step(self, env_state, exploration, t, keys):
+        if not isinstance(exploration, Exploration):
+            raise TypeError(f"a reward-free explorer's act must return an Exploration(policy, estimate), got "
+                            f"{type(exploration).__name__}")
+        fh = self._fh
+        policy = np.asarray(exploration.policy)
+        n_reps = np.shape(keys)[0]
+        if policy.shape != (n_reps, fh.horizon, fh.n_states) or not np.issubdtype(policy.dtype, np.integer):
+            raise ValueError(f"the exploration policy must be an integer array of shape ({n_reps}, {fh.horizon}, "
+                             f"{fh.n_states}), got {policy.dtype} {policy.shape}")
+        states, actions, _ = sample_episodes(fh, policy, np.asarray(keys), self.initial_state)
+        return env_state, RewardFreeEpisode(states, actions), {"estimate": exploration.estimate}
+
+    def available_metrics(self):
+        s0, theta = self.initial_state, np.asarray(self.mixture.theta)
+        cache = {}
+
+        def planned(est):
+            """``(v_hat, v_true)`` of the fitted plans at the start, ``(n_reps, n_rewards)`` each (last one cached)."""
+            if cache.get("est") is not est:
+                pi, v_hat = plan_for_rewards(self.mixture.features, est.theta, self.rewards)
+                cache.update(est=est, out=(v_hat[:, :, 0, s0], _evaluate(self._p_true, self.rewards, pi)[:, :, 0, s0]))
+            return cache["out"]
+
+        def value_error(est):
+            v_hat, v_true = planned(est)
+            return np.abs(v_hat - v_true).max(axis=1)
+
+        def suboptimality(est):
+            return (self.optimal_values[None] - planned(est)[1]).max(axis=1)
+
+        def certificate(est):
+            return 2.0 * est.values[:, 0, s0]
+
+        def confidence_ratio(est):
+            dev = theta[None] - est.theta_hat
+            return np.sqrt(np.einsum("ri,rij,rj->r", dev, est.gram, dev)) / est.beta
+
+        def metric(name, fn):
+            return Metric(name, lambda n_reps, xp: None, lambda acc, info, t: info["estimate"], fn)
+
+        return {"value_error": metric("value_error", value_error),
+                "suboptimality": metric("suboptimality", suboptimality),
+                "certificate": metric("certificate", certificate),
+                "confidence_ratio": metric("confidence_ratio", confidence_ratio)}
+
+
+def reward_free_ttr(*, delta: float = 0.1, ridge: float = 1.0, beta_scale: float = 1.0) -> Learner:
     r"""Reward-free exploration with an uncertainty pseudo-reward and transition-targeted regression.
 
     Parameters
     ----------
-    features : ndarray, shape (d, S, A, S)
-        The known base kernels :math:`\phi_i` of :math:`P_\theta = \sum_i \theta_i \phi_i`.
-    horizon : int >= 1
-        :math:`H`.
     delta : float in (0, 1)
         The certificate holds for every reward simultaneously with probability at least :math:`1 - \delta`.
     ridge : float > 0
@@ -104,7 +280,13 @@ def reward_free_ttr(features, horizon: int, *, delta: float = 0.1, ridge: float 
 
     Returns
     -------
-    RewardFreeExplorer
+    Learner
+        Feedback kind ``"reward_free"``: runs on a :class:`RewardFreeMixture` through
+        :func:`expertlab.sim.run`, which tells it the base kernels :math:`\phi_i` of
+        :math:`P_\theta = \sum_i \theta_i \phi_i` and the episode length :math:`H`, never a
+        reward.  State :class:`RewardFreeState`; deterministic; a fixed-budget procedure whose
+        answer (``final["answer"]`` of the run) is the fitted weight :math:`\tilde\theta`
+        ``(n_reps, d)`` after the run's episodes.
 
     Notes
     -----
@@ -167,28 +349,32 @@ def reward_free_ttr(features, horizon: int, *, delta: float = 0.1, ridge: float 
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from expertlab import sim
     >>> from expertlab.mdp.instances import hard_linear_mixture
-    >>> m = hard_linear_mixture(2, horizon=4, gap=0.1)
-    >>> ex = reward_free_ttr(m.features, 4)
-    >>> st = ex.init(3)
-    >>> ex.plan(st).shape, ex.certificate(st, 0).shape
-    ((3, 4, 2), (3,))
+    >>> env = RewardFreeMixture(hard_linear_mixture(2, horizon=4, gap=0.1))
+    >>> res = sim.run(reward_free_ttr(), env, horizon=30, n_reps=3, seed=0)
+    >>> policy, values = plan_for_rewards(env.features, res.final["answer"], env.rewards)
+    >>> policy.shape, bool((res.metrics["certificate"][-1] <= 2.0).all())
+    ((3, 10, 4, 2), True)
     """
-    features = _check_features(features)
-    horizon = check_int(horizon, "horizon", minimum=1)
     delta = check_open_unit(delta, "delta")
     ridge = check_float(ridge, "ridge", positive=True)
     beta_scale = check_float(beta_scale, "beta_scale", minimum=0.0)
-    d, n_s, n_a = features.shape[:3]
-    gram_sa = np.einsum("isat,jsat->saij", features, features)  # (S, A, d, d)
-    flat = np.moveaxis(features, 0, -1).reshape(-1, d)  # rows phi(t | s, a), index (s, a, t)
+    name = "reward_free_ttr"
 
-    def init(n_reps: int) -> RewardFreeState:
+    def init(spec, n_reps, keys=None, xp=np) -> RewardFreeState:
+        features = _check_features(spec.features)
+        if features.shape[1:3] != (spec.n_states, spec.n_actions):
+            raise ValueError(f"{name}: spec.features has shape {features.shape}, expected (d, {spec.n_states}, "
+                             f"{spec.n_actions}, {spec.n_states})")
+        d = features.shape[0]
         n_reps = check_int(n_reps, "n_reps")
-        return RewardFreeState(np.broadcast_to(ridge * np.eye(d), (n_reps, d, d)).copy(), np.zeros((n_reps, d)), 0)
+        return RewardFreeState(np.broadcast_to(ridge * np.eye(d), (n_reps, d, d)).copy(), np.zeros((n_reps, d)),
+                               features, check_int(spec.episode_length, "episode_length"), 0, 0, spec.horizon)
 
-    def estimate(state: RewardFreeState):
+    def fit(state: RewardFreeState):
+        """``(theta, theta_hat, gram_inv, beta, radius)`` of the ridge regression."""
+        d = state.gram.shape[1]
         inv = np.linalg.inv(state.gram)
         theta_hat = np.einsum("rij,rj->ri", inv, state.b)
         theta = simplex_projection(theta_hat)
@@ -196,44 +382,46 @@ def reward_free_ttr(features, horizon: int, *, delta: float = 0.1, ridge: float 
         off = np.sqrt(np.maximum(np.einsum("ri,rij,rj->r", dev, state.gram, dev), 0.0))
         logdet = np.linalg.slogdet(state.gram)[1] - d * math.log(ridge)
         beta = beta_scale * (np.sqrt(2.0 * math.log(1.0 / delta) + np.maximum(logdet, 0.0)) + math.sqrt(ridge))
-        return RewardFreeEstimate(theta, theta_hat, inv, beta, beta + off)
+        return theta, theta_hat, inv, beta, beta + off
 
-    def widths(inv):
-        q = np.einsum("nd,rde,ne->rn", flat, inv, flat)
-        return 0.5 * np.sqrt(np.maximum(q, 0.0)).reshape(-1, n_s, n_a, n_s).sum(axis=-1)  # (R, S, A)
-
-    def passes(state: RewardFreeState):
-        theta, _, inv, _, radius = estimate(state)
+    def act(state: RewardFreeState, obs, keys):
+        features, horizon = state.features, state.episode_length
+        d, n_s, n_a = features.shape[:3]
+        theta, theta_hat, inv, beta, radius = fit(state)
         p = _kernels(features, theta)
-        bonus = 2.0 * radius[:, None, None] * widths(inv)
+        flat = np.moveaxis(features, 0, -1).reshape(-1, d)  # rows phi(t | s, a), index (s, a, t)
+        q = np.einsum("nd,rde,ne->rn", flat, inv, flat)
+        widths = 0.5 * np.sqrt(np.maximum(q, 0.0)).reshape(-1, n_s, n_a, n_s).sum(axis=-1)  # (R, S, A)
+        bonus = 2.0 * radius[:, None, None] * widths
         n_reps = theta.shape[0]
         v = np.zeros((n_reps, horizon + 1, n_s))
         q = np.empty((n_reps, horizon, n_s, n_a))  # before the clip at 1, which would make saturated ties
         for h in range(horizon - 1, -1, -1):
             q[:, h] = bonus + np.einsum("rsat,rt->rsa", p, v[:, h + 1])
             v[:, h] = np.minimum(1.0, q[:, h].max(axis=-1))
-        return q, v
+        est = RewardFreeEstimate(theta, theta_hat, inv, beta, radius, state.gram, v)
+        return Exploration(q.argmax(axis=-1), est), state
 
-    def plan(state):
-        return passes(state)[0].argmax(axis=-1)
-
-    def exploration_values(state):
-        return passes(state)[1]
-
-    def certificate(state, initial_state: int):
-        s0 = check_int(initial_state, "initial_state", minimum=0, maximum=n_s - 1)
-        return 2.0 * exploration_values(state)[:, 0, s0]
-
-    def update(state: RewardFreeState, states, actions) -> RewardFreeState:
-        states, actions = np.asarray(states), np.asarray(actions)
+    def update(state: RewardFreeState, exploration, episode, keys) -> RewardFreeState:
+        features = state.features
+        states, actions = np.asarray(episode.states), np.asarray(episode.actions)
         s, a, nxt = states[:, :-1], actions, states[:, 1:]
+        gram_sa = np.einsum("isat,jsat->saij", features, features)  # (S, A, d, d)
         gram = state.gram + gram_sa[s, a].sum(axis=1)
         b = state.b + np.moveaxis(features[:, s, a, nxt], 0, -1).sum(axis=1)
-        return RewardFreeState(gram, b, state.n_samples + s.shape[1])
+        return state._replace(gram=gram, b=b, n_samples=state.n_samples + s.shape[1],
+                              n_episodes=state.n_episodes + 1)
 
-    params = {"delta": delta, "ridge": ridge, "beta_scale": beta_scale}
-    return RewardFreeExplorer("reward-free-ttr", params, features, horizon, init, plan, update, estimate,
-                              exploration_values, certificate)
+    def done(state: RewardFreeState):
+        spent = state.budget is not None and state.n_episodes >= state.budget
+        return np.full(state.b.shape[0], spent)
+
+    def answer(state: RewardFreeState):
+        return fit(state)[0]
+
+    return Learner(name, "reward_free", init, act, update, {"delta": delta, "ridge": ridge,
+                                                            "beta_scale": beta_scale},
+                   done=done, answer=answer, doc=reward_free_ttr.__doc__)
 
 
 def _check_battery(rewards, horizon, n_s, n_a):
@@ -256,7 +444,7 @@ def plan_for_rewards(features, theta, rewards):
     ----------
     features : ndarray, shape (d, S, A, S)
     theta : ndarray, shape (n_reps, d)
-        Weights on the simplex, e.g. ``estimate(state).theta`` of a :class:`RewardFreeExplorer`.
+        Weights on the simplex, e.g. ``final["answer"]`` of a run of :func:`reward_free_ttr`.
     rewards : ndarray, shape (n_rewards, H, S, A) or (H, S, A)
         Non-negative, with :math:`\sum_h \max_{s,a} r_h(s, a) \le 1`.
 
@@ -333,119 +521,3 @@ def reward_battery(n_states: int, n_actions: int, horizon: int, *, n_random: int
     reach[np.arange(n_s), horizon - 1, np.arange(n_s)] = 1.0
     dense = np.random.default_rng(seed).uniform(size=(n_random, horizon, n_s, n_a)) / horizon
     return np.concatenate([reach, dense])
-
-
-@dataclasses.dataclass(frozen=True)
-class RewardFreeResult:
-    r"""What :func:`run_reward_free` measured at each checkpoint (number of exploration episodes).
-
-    Attributes
-    ----------
-    explorer : str
-    checkpoints : ndarray of int, shape (n_checkpoints,)
-    certificate : ndarray, shape (n_checkpoints, n_reps)
-        :math:`2 W_1(s_1)`, the explorer's bound on the suboptimality for every reward with total at most 1.
-    suboptimality : ndarray, shape (n_checkpoints, n_reps)
-        :math:`\max_b (V^\star_b - V^{\hat\pi_b}_b)(s_1)` over the battery, exact.
-    value_error : ndarray, shape (n_checkpoints, n_reps)
-        :math:`\max_b |\hat V_b - V^{\hat\pi_b}_b|(s_1)`: the fitted model's value of its own plan against the truth.
-    confidence_ratio : ndarray, shape (n_checkpoints, n_reps)
-        :math:`\|\theta - \hat\theta\|_\Lambda / \beta_0` (at most 1 on the confidence event), where
-        :math:`\beta_0` is the self-normalised radius without the projection term.
-    n_rewards, horizon, dim, n_episodes, n_reps, seed : int
-    wall_time : float
-    """
-
-    explorer: str
-    checkpoints: np.ndarray
-    certificate: np.ndarray
-    suboptimality: np.ndarray
-    value_error: np.ndarray
-    confidence_ratio: np.ndarray
-    n_rewards: int
-    horizon: int
-    dim: int
-    n_episodes: int
-    n_reps: int
-    seed: int
-    wall_time: float
-
-    @property
-    def covered(self) -> np.ndarray:
-        """Per replication: the certificate bounded the suboptimality and the value error at every checkpoint."""
-        return np.all((self.certificate >= self.suboptimality) & (self.certificate >= self.value_error), axis=0)
-
-
-def run_reward_free(explorer: RewardFreeExplorer, mixture: EpisodicLinearMixture, n_episodes: int, n_reps: int,
-                    seed=0, *, rewards=None, checkpoints=None, initial_state: int = 0,
-                    rep_offset: int = 0) -> RewardFreeResult:
-    r"""Explore ``mixture`` for ``n_episodes`` episodes, then plan for a battery of rewards at each checkpoint.
-
-    Parameters
-    ----------
-    explorer : RewardFreeExplorer
-    mixture : EpisodicLinearMixture
-        The true model; its ``rewards`` are never shown to the explorer.
-    n_episodes, n_reps : int
-    seed : int, SeedSequence or None
-    rewards : ndarray, shape (n_rewards, H, S, A), optional
-        Planning-phase rewards with total at most 1; default :func:`reward_battery` with ``seed``.
-    checkpoints : sequence of int, optional
-        Strictly increasing episode counts in ``[1, n_episodes]``; default ``[n_episodes]``.
-    initial_state : int
-    rep_offset : int
-        Index of the first replication (blocks of a sweep share the seed).
-
-    Returns
-    -------
-    RewardFreeResult
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from expertlab.mdp.instances import hard_linear_mixture
-    >>> m = hard_linear_mixture(2, horizon=4, gap=0.1)
-    >>> res = run_reward_free(reward_free_ttr(m.features, 4), m, 30, 2, seed=0, checkpoints=[10, 30])
-    >>> bool(res.covered.all()), bool((res.certificate[1] <= res.certificate[0]).all())
-    (True, True)
-    """
-    if not isinstance(explorer, RewardFreeExplorer):
-        raise TypeError(f"explorer must be a RewardFreeExplorer, got {type(explorer).__name__}")
-    if not isinstance(mixture, EpisodicLinearMixture):
-        raise TypeError(f"mixture must be an EpisodicLinearMixture, got {type(mixture).__name__}")
-    if mixture.features.shape != explorer.features.shape or not np.array_equal(mixture.features, explorer.features):
-        raise ValueError("the explorer's features differ from the mixture's")
-    if mixture.horizon != explorer.horizon:
-        raise ValueError(f"the explorer's horizon {explorer.horizon} differs from the mixture's {mixture.horizon}")
-    n_episodes, n_reps = check_int(n_episodes, "n_episodes"), check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    fh = mixture.to_finite_horizon()
-    h_, n_s, n_a = fh.horizon, fh.n_states, fh.n_actions
-    s0 = check_int(initial_state, "initial_state", minimum=0, maximum=n_s - 1)
-    seed64 = seed_to_uint64(seed)
-    battery = reward_battery(n_s, n_a, h_, seed=int(seed64)) if rewards is None else rewards
-    battery = _check_battery(battery, h_, n_s, n_a)
-    ck = _check_checkpoints(checkpoints, n_episodes, default="last")
-    p_true = np.asarray(fh.transitions)[0]
-    v_star = _evaluate(p_true, battery, plan_for_rewards(mixture.features, mixture.theta[None], battery)[0])
-    v_star = v_star[0, :, 0, s0]  # (B,)
-    rkeys = rep_key(np.full(n_reps, seed64), np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
-    state = explorer.init(n_reps)
-    out = np.empty((4, ck.size, n_reps))
-    j, t0 = 0, time.perf_counter()
-    for k in range(int(ck[-1])):
-        policy = np.asarray(explorer.plan(state))
-        states, actions, _ = sample_episodes(fh, policy, round_key(rkeys, np.full(n_reps, k, np.uint64)), s0)
-        state = explorer.update(state, states, actions)
-        if k + 1 == ck[j]:
-            est = explorer.estimate(state)
-            theta, dev = est.theta, mixture.theta[None] - est.theta_hat
-            out[3, j] = np.sqrt(np.einsum("ri,rij,rj->r", dev, state.gram, dev)) / est.beta
-            pi, v_hat = plan_for_rewards(mixture.features, theta, battery)
-            v_true = _evaluate(p_true, battery, pi)[:, :, 0, s0]  # (R, B)
-            out[0, j] = explorer.certificate(state, s0)
-            out[1, j] = (v_star[None] - v_true).max(axis=1)
-            out[2, j] = np.abs(v_hat[:, :, 0, s0] - v_true).max(axis=1)
-            j += 1
-    return RewardFreeResult(explorer.name, ck.astype(np.int64), out[0], out[1], out[2], out[3], battery.shape[0], h_,
-                            mixture.dim, n_episodes, n_reps, int(seed64), time.perf_counter() - t0)

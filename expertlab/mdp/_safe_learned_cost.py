@@ -3,12 +3,18 @@ r"""Safe linear mixtures whose cost is linear in an unknown parameter: model, la
 A :class:`LearnedCostSafeMixture` is an episodic linear mixture whose cost
 :math:`c(s, a) = \langle \psi(s, a), \mu^\star \rangle` has known features
 :math:`\psi` and an unknown parameter :math:`\mu^\star`; the learner sees the
-cost of every step it plays with Gaussian noise of known scale.
-:func:`pessimistic_costs` turns a ridge estimate into upper confidence costs,
-:func:`certified_action_sets` builds the backward action sets from the
-certified actions, and :func:`safe_cost_ladder` is an instance on which the
-safety gap :math:`\Delta_c` sets how long certification of the best safe action
-takes.  The learner is :func:`~expertlab.mdp.safe_learned_cost_vtr`.
+cost of every step it plays with Gaussian noise of known scale.  It is an
+environment of :func:`expertlab.sim.run` with feedback kind
+``"noisy_cost_episode"``: the protocol of the ``"safe_episode"`` environments
+(:mod:`expertlab.mdp._safe_linear_mixture`) with the observed costs
+``(n_reps, H)`` in the ``costs`` of the :class:`~expertlab.mdp.SafeTrajectory`,
+and the same metrics ``regret`` (exact, against the best policy within the true
+backward safe sets) and ``violations`` (played steps with true cost above the
+threshold).  :func:`pessimistic_costs` turns a ridge estimate into upper
+confidence costs, :func:`certified_action_sets` builds the backward action sets
+from the certified actions, and :func:`safe_cost_ladder` is an instance on which
+the safety gap :math:`\Delta_c` sets how long certification of the best safe
+action takes.  The learner is :func:`~expertlab.mdp.safe_learned_cost_vtr`.
 """
 
 from __future__ import annotations
@@ -18,12 +24,38 @@ import math
 
 import numpy as np
 
+from .._random import stream_key, uniform
 from .._validation import check_float, check_int, check_open_unit
-from ._safe_linear_mixture import SafeLinearMixture
+from ..sim import EnvSpec
+from ._safe_linear_mixture import SafeLinearMixture, SafeTrajectory, _SafeEpisodes
 from ._ucrl_vtr import EpisodicLinearMixture
 
 __all__ = ["LearnedCostSafeMixture", "safe_cost_ladder", "pessimistic_costs", "certified_action_sets",
-           "cost_radius"]
+           "cost_radius", "cost_noise"]
+
+#: Salt of the cost-noise stream (disjoint from the transition uniforms of the same episode key).
+COST_STREAM = np.uint64(0x7F4A7C159E3779B9)
+
+
+def cost_noise(keys, horizon: int) -> np.ndarray:
+    """Standard normal draws ``(n_reps, horizon)`` from episode keys, by Box–Muller on the cost stream.
+
+    Draw ``h`` uses the uniforms ``2h`` and ``2h + 1`` of ``stream_key(key, COST_STREAM)``, so the
+    noise of an episode is disjoint from its transition uniforms.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cost_noise(np.arange(3, dtype=np.uint64), 4).shape
+    (3, 4)
+    """
+    keys = np.asarray(keys, dtype=np.uint64)
+    n_reps = keys.shape[0]
+    ck = stream_key(keys, np.full(n_reps, COST_STREAM, dtype=np.uint64))
+    j = np.arange(horizon, dtype=np.uint64)
+    u1 = uniform(ck[:, None], 2 * j[None, :])
+    u2 = uniform(ck[:, None], 2 * j[None, :] + np.uint64(1))
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
 
 
 def _check_cost_features(cost_features, n_states: int, n_actions: int) -> np.ndarray:
@@ -42,9 +74,9 @@ def _check_safe_states(safe_states, n_states: int) -> np.ndarray:
     return m
 
 
-@dataclasses.dataclass(frozen=True)
-class LearnedCostSafeMixture:
-    r"""An episodic linear mixture with a cost linear in an unknown parameter and a known safe action.
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class LearnedCostSafeMixture(_SafeEpisodes):
+    r"""An episodic linear mixture with a cost linear in an unknown parameter and a known safe action (an environment).
 
     Parameters
     ----------
@@ -65,6 +97,23 @@ class LearnedCostSafeMixture:
     noise_scale : float >= 0
         :math:`\sigma`: an observed cost is :math:`c(s_h, a_h) + \sigma \varepsilon_h`,
         :math:`\varepsilon_h \sim N(0, 1)`.
+    initial_state : int
+        Start state :math:`s_1` of every episode; it must have a safe action.
+
+    Notes
+    -----
+    Feedback kind ``"noisy_cost_episode"``, unit ``"episode"``.  The transitions
+    of an episode are those of :class:`~expertlab.mdp.SafeLinearMixture` (the
+    uniforms of the environment's round key); the noise
+    :math:`\varepsilon_h` is :func:`cost_noise` of the same key (a salted
+    stream).  Metrics ``regret`` and ``violations`` (steps with true cost
+    :math:`c(s_h, a_h) > \tau`).
+
+    Examples
+    --------
+    >>> m = safe_cost_ladder(4, safety_gap=0.15)
+    >>> m.spec.feedback, m.spec.unit, round(m.optimal_safe_value, 4)
+    ('noisy_cost_episode', 'episode', 1.0)
     """
 
     mixture: EpisodicLinearMixture
@@ -75,6 +124,9 @@ class LearnedCostSafeMixture:
     safety_gap: float
     safe_states: np.ndarray
     noise_scale: float
+    initial_state: int = 0
+
+    name = "learned_cost_safe_mixture"
 
     def __post_init__(self):
         if not isinstance(self.mixture, EpisodicLinearMixture):
@@ -95,6 +147,7 @@ class LearnedCostSafeMixture:
         check_float(self.noise_scale, "noise_scale", minimum=0.0)
         if np.any(c[safe, self.safe_action] > self.threshold - self.safety_gap + 1e-12):
             raise ValueError("the safe action must cost at most threshold - safety_gap in every safe state")
+        self._check_start()
 
     @property
     def features(self) -> np.ndarray:
@@ -106,9 +159,34 @@ class LearnedCostSafeMixture:
         r"""The true costs :math:`\langle \psi(s, a), \mu^\star \rangle`, shape ``(S, A)``."""
         return np.asarray(self.cost_features, dtype=np.float64) @ np.asarray(self.cost_param, dtype=np.float64)
 
+    @property
+    def true_costs(self) -> np.ndarray:
+        """The costs that define a violation, shape ``(S, A)`` (:attr:`costs`, unknown to the learner)."""
+        return self.costs
+
     def to_known_cost(self) -> SafeLinearMixture:
         """The same problem with the cost revealed (a :class:`SafeLinearMixture`)."""
-        return SafeLinearMixture(self.mixture, self.costs, self.threshold, self.safe_action, self.safety_gap)
+        return SafeLinearMixture(self.mixture, self.costs, self.threshold, self.safe_action, self.safety_gap,
+                                 self.initial_state)
+
+    @property
+    def params(self):
+        return {"n_states": int(self.mixture.features.shape[1]), "n_actions": int(self.mixture.features.shape[2]),
+                "dim": int(self.mixture.dim), "cost_dim": int(np.shape(self.cost_features)[2]),
+                "episode_length": int(self.mixture.horizon), "threshold": float(self.threshold),
+                "safe_action": int(self.safe_action), "safety_gap": float(self.safety_gap),
+                "noise_scale": float(self.noise_scale), "initial_state": int(self.initial_state)}
+
+    @property
+    def spec(self) -> EnvSpec:
+        return self._spec("noisy_cost_episode", cost_features=np.asarray(self.cost_features, dtype=np.float64),
+                          safe_states=np.asarray(self.safe_states, dtype=bool), noise_scale=float(self.noise_scale))
+
+    def step(self, env_state, policy, t, keys):
+        policy, keys, states, actions, rewards = self._rollout(policy, keys)
+        observed = self.costs[states[:, :-1], actions] + float(self.noise_scale) * cost_noise(keys, actions.shape[1])
+        info = {"policy": policy, "states": states, "actions": actions, "rewards": rewards, "costs": observed}
+        return env_state, SafeTrajectory(states, actions, rewards, observed), info
 
 
 def safe_cost_ladder(horizon: int = 4, *, safety_gap: float = 0.1, threshold: float = 0.6, p_unsafe: float = 0.5,

@@ -1,12 +1,12 @@
-r"""Safe UCRL-VTR with a learned cost, and the driver that feeds it noisy cost observations.
+r"""Safe UCRL-VTR with a learned cost: a learner of the ``"noisy_cost_episode"`` environments.
 
 :func:`safe_learned_cost_vtr` learns the transitions by value-targeted
 regression (as :func:`~expertlab.mdp.safe_ucrl_vtr`) and the cost parameter by
 ridge regression on the observed costs; it plays only certified actions inside
-backward action sets.  :func:`run_learned_cost_episodes` plays a
-:class:`~expertlab.mdp.LearnedCostSafeMixture`, draws the cost noise from the
-counter-based generator and records violations and the exact regret against
-the best safe policy.
+backward action sets.  It runs through :func:`expertlab.sim.run` on a
+:class:`~expertlab.mdp.LearnedCostSafeMixture`, which draws the cost noise from
+the counter-based generator and records violations and the exact regret
+against the best safe policy.
 """
 
 from __future__ import annotations
@@ -16,53 +16,53 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._random import stream_key, uniform
 from .._validation import check_float, check_int, check_open_unit
-from ._episodic import EpisodeSpec, EpisodicLearner
-from ._safe_learned_cost import (LearnedCostSafeMixture, _check_cost_features, _check_safe_states,
-                                 certified_action_sets, cost_radius, pessimistic_costs)
-from ._safe_linear_mixture import SafeEpisodeResult, _drive_safe, _masked_pass, _optimal_safe_value
-from ._ucrl_vtr import VTRState, _check_features, _init_factory, _trajectory_features, sherman_morrison
+from ..sim import Learner
+from ._safe_learned_cost import (_check_cost_features, _check_safe_states, certified_action_sets, cost_radius,
+                                 pessimistic_costs)
+from ._safe_linear_mixture import _known, _masked_pass, _upper_weights, _vtr_radius, _vtr_update
+from ._ucrl_vtr import sherman_morrison
 
-__all__ = ["SafeCostState", "safe_learned_cost_vtr", "run_learned_cost_episodes"]
-
-#: Salt of the cost-noise stream (disjoint from the transition uniforms of the same episode key).
-COST_STREAM = np.uint64(0x7F4A7C159E3779B9)
+__all__ = ["SafeCostState", "safe_learned_cost_vtr"]
 
 
 class SafeCostState(NamedTuple):
-    """The transition regression (``vtr``) and the cost regression of every replication.
+    """The transition regression and the cost regression of every replication (leading axis ``n_reps``).
 
+    ``inv (n_reps, d, d)``, ``b (n_reps, d)``: the value-targeted regression of the transitions;
+    ``values (n_reps, H + 1, S)``: the optimistic values of the last plan (its regression targets);
     ``cost_inv (n_reps, d_c, d_c)``: :math:`\\Lambda^{-1}`; ``cost_b (n_reps, d_c)``:
-    :math:`\\sum_j \\psi_j y_j`; ``n_cost_obs``: observed steps per replication.
+    :math:`\\sum_j \\psi_j y_j`; ``n_cost_obs``: observed steps per replication; ``n_episodes``:
+    episodes absorbed.  Shared constants told by the environment: ``features (d, S, A, S)``,
+    ``rewards (H, S, A)``, ``cost_features (S, A, d_c)``, ``safe_states (S,)``, ``threshold``,
+    ``safe_action``; and the two radii ``beta`` and ``cost_beta``, fixed from the number of
+    episodes of the run.
     """
 
-    vtr: VTRState
+    inv: np.ndarray
+    b: np.ndarray
+    values: np.ndarray
     cost_inv: np.ndarray
     cost_b: np.ndarray
     n_cost_obs: int
+    n_episodes: int
+    features: np.ndarray
+    rewards: np.ndarray
+    cost_features: np.ndarray
+    safe_states: np.ndarray
+    threshold: float
+    safe_action: int
+    beta: float
+    cost_beta: float
 
 
-def safe_learned_cost_vtr(features, cost_features, threshold: float, safe_states, *, safe_action: int = 0,
-                          noise_scale: float = 0.05, pessimistic: bool = True, reachability: bool = True,
-                          delta: float = 0.1, lam: float = 1.0, cost_lam: float = 0.01, param_bound=None,
-                          beta_scale: float = 1.0) -> EpisodicLearner:
+def safe_learned_cost_vtr(*, pessimistic: bool = True, reachability: bool = True, delta: float = 0.1,
+                          lam: float = 1.0, cost_lam: float = 0.01, param_bound=None,
+                          beta_scale: float = 1.0) -> Learner:
     r"""UCRL-VTR over backward sets of actions certified by pessimistic learned costs.
 
     Parameters
     ----------
-    features : ndarray, shape (d, S, A, S)
-        Known transition kernels :math:`\phi_i`.
-    cost_features : ndarray, shape (S, A, d_c)
-        Known :math:`\psi(s, a)`.
-    threshold : float in (0, 1)
-        :math:`\tau`.
-    safe_states : ndarray of bool, shape (S,)
-        States where :math:`a_0` is known to be safe; it is always allowed there.
-    safe_action : int
-        :math:`a_0`.
-    noise_scale : float >= 0
-        Known :math:`\sigma` of the Gaussian cost noise.
     pessimistic : bool
         ``False``: the ablation that certifies with the point estimate :math:`\langle \psi, \hat\mu \rangle \le \tau`.
     reachability : bool
@@ -78,15 +78,21 @@ def safe_learned_cost_vtr(features, cost_features, threshold: float, safe_states
 
     Returns
     -------
-    EpisodicLearner
-        State :class:`SafeCostState`; ``update(state, states, actions, rewards, costs)`` takes the
-        observed costs ``(n_reps, H)`` as a fifth argument (use :func:`run_learned_cost_episodes`).
+    Learner
+        Feedback kind ``"noisy_cost_episode"``: runs on a
+        :class:`~expertlab.mdp.LearnedCostSafeMixture` through :func:`expertlab.sim.run`, which tells
+        it the transition kernels :math:`\phi_i`, the rewards, the cost features :math:`\psi(s, a)`
+        ``(S, A, d_c)``, the threshold :math:`\tau` (in (0, 1)), the safe action :math:`a_0`, the
+        states where :math:`a_0` is known to be safe (it is always allowed there) and the scale
+        :math:`\sigma` of the Gaussian cost noise, and whose trajectories carry the observed costs;
+        not the mixture weight nor :math:`\mu^\star`.  State :class:`SafeCostState`; deterministic.
 
     Notes
     -----
     Before each episode, with :math:`\hat\mu = \Lambda^{-1} b` and the radius
     :math:`\beta_c` of :func:`~expertlab.mdp.cost_radius` (at :math:`\delta/2`,
-    :math:`N = K H`, :math:`L = \max \|\psi\|_2`), an action is certified at
+    :math:`N = K H` with :math:`K` the number of episodes of the run,
+    :math:`L = \max \|\psi\|_2`), an action is certified at
     :math:`s` when
 
     .. math::
@@ -126,131 +132,65 @@ def safe_learned_cost_vtr(features, cost_features, threshold: float, safe_states
 
     Examples
     --------
+    >>> from expertlab import sim
     >>> from expertlab.mdp import safe_cost_ladder
-    >>> m = safe_cost_ladder(4, safety_gap=0.15)
-    >>> learner = safe_learned_cost_vtr(m.features, m.cost_features, m.threshold, m.safe_states,
-    ...                                 safe_action=m.safe_action, noise_scale=m.noise_scale)
-    >>> res = run_learned_cost_episodes(learner, m, 20, 2, seed=0)
-    >>> int(res.unsafe_visits.max())
+    >>> res = sim.run(safe_learned_cost_vtr(), safe_cost_ladder(4, safety_gap=0.15), horizon=20, n_reps=2, seed=0)
+    >>> int(res.metrics["violations"].max())
     0
     """
-    features = _check_features(features)
-    s_, a_ = features.shape[1:3]
-    psi = _check_cost_features(cost_features, s_, a_)
-    threshold = check_open_unit(threshold, "threshold")
-    safe = _check_safe_states(safe_states, s_)
-    safe_action = check_int(safe_action, "safe_action", minimum=0, maximum=a_ - 1)
-    noise_scale = check_float(noise_scale, "noise_scale", minimum=0.0)
-    for flag, name in ((pessimistic, "pessimistic"), (reachability, "reachability")):
+    for flag, flag_name in ((pessimistic, "pessimistic"), (reachability, "reachability")):
         if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+            raise TypeError(f"{flag_name} must be a bool, got {type(flag).__name__}")
     delta = check_open_unit(delta, "delta")
     lam, cost_lam = check_float(lam, "lam", positive=True), check_float(cost_lam, "cost_lam", positive=True)
-    d_c = psi.shape[2]
-    param_bound = math.sqrt(d_c) if param_bound is None else check_float(param_bound, "param_bound", positive=True)
+    param_bound = None if param_bound is None else check_float(param_bound, "param_bound", positive=True)
     beta_scale = check_float(beta_scale, "beta_scale", positive=True)
-    feature_bound = float(np.sqrt((psi ** 2).sum(axis=-1)).max())
-    init_vtr = _init_factory(lam, plus=False)
+    name = "safe_learned_cost_vtr"
 
-    def init(spec: EpisodeSpec, n_reps: int, seed=None) -> SafeCostState:
-        eye = np.broadcast_to(np.eye(d_c) / cost_lam, (n_reps, d_c, d_c)).copy()
-        return SafeCostState(init_vtr(spec, n_reps, seed, features=features), eye, np.zeros((n_reps, d_c)), 0)
+    def init(spec, n_reps, keys=None, xp=np) -> SafeCostState:
+        features, rewards, k = _known(spec, name)
+        (d, s_, a_), h_ = features.shape[:3], rewards.shape[0]
+        psi = _check_cost_features(spec.cost_features, s_, a_)
+        safe = _check_safe_states(spec.safe_states, s_)
+        threshold = check_open_unit(spec.threshold, "threshold")
+        safe_action = check_int(spec.safe_action, "safe_action", minimum=0, maximum=a_ - 1)
+        noise_scale = check_float(spec.noise_scale, "noise_scale", minimum=0.0)
+        d_c = psi.shape[2]
+        bound = math.sqrt(d_c) if param_bound is None else param_bound
+        feature_bound = float(np.sqrt((psi ** 2).sum(axis=-1)).max())
+        beta = beta_scale * _vtr_radius(h_, d, k, lam, delta / 2)
+        cost_beta = (beta_scale * cost_radius(noise_scale, delta / 2, k * h_, d_c, cost_lam, feature_bound, bound)
+                     if pessimistic else 0.0)
+        return SafeCostState(np.broadcast_to(np.eye(d) / lam, (n_reps, d, d)).copy(), np.zeros((n_reps, d)),
+                             np.zeros((n_reps, h_ + 1, s_)),
+                             np.broadcast_to(np.eye(d_c) / cost_lam, (n_reps, d_c, d_c)).copy(),
+                             np.zeros((n_reps, d_c)), 0, 0, features, rewards, psi, safe, threshold, safe_action,
+                             beta, cost_beta)
 
-    def beta_vtr(st: VTRState):
-        h_, d, k = st.rewards.shape[0], st.b.shape[1], st.n_episodes
-        return beta_scale * (h_ / 2 * math.sqrt(d * math.log((1 + k * h_ ** 3 * d / lam) / (delta / 2)))
-                             + math.sqrt(lam))
+    def act(state: SafeCostState, obs, keys):
+        h_ = state.rewards.shape[0]
+        upper = _upper_weights(state.inv, state.b, state.beta)  # theta^+
+        cert = pessimistic_costs(state.cost_features, state.cost_inv, state.cost_b, state.cost_beta) <= state.threshold
+        cert[:, state.safe_states, state.safe_action] = True
+        mask = certified_action_sets(state.features, upper, cert, h_, reachability=reachability)
+        q, v = _masked_pass(state.features, state.rewards, state.inv, state.b, state.beta, mask)
+        return np.where(mask.any(axis=-1), q.argmax(axis=-1), state.safe_action), state._replace(values=v)
 
-    def beta_cost(st: VTRState):
-        n_obs = st.n_episodes * st.rewards.shape[0]
-        return beta_scale * cost_radius(noise_scale, delta / 2, n_obs, d_c, cost_lam, feature_bound, param_bound)
-
-    def passes(state: SafeCostState):
-        st = state.vtr
-        beta = beta_vtr(st)
-        width = np.sqrt(np.maximum(np.diagonal(st.inv, axis1=1, axis2=2), 0.0))
-        upper = np.maximum(np.einsum("rij,rj->ri", st.inv, st.b) + beta * width, 0.0)  # theta^+
-        bc = beta_cost(st) if pessimistic else 0.0
-        cert = pessimistic_costs(psi, state.cost_inv, state.cost_b, bc) <= threshold
-        cert[:, safe, safe_action] = True
-        mask = certified_action_sets(features, upper, cert, st.rewards.shape[0], reachability=reachability)
-        return (*_masked_pass(st, beta, mask), mask)
-
-    def plan(state: SafeCostState):
-        q, _, mask = passes(state)
-        return np.where(mask.any(axis=-1), q.argmax(axis=-1), safe_action)
-
-    def update(state: SafeCostState, states, actions, rewards, costs):
-        st = state.vtr
-        v = passes(state)[1]
-        x = _trajectory_features(st.features, v, states, actions)
-        y = v[np.arange(states.shape[0])[:, None], np.arange(1, states.shape[1]), states[:, 1:]]
-        inv, cinv, cb = st.inv, state.cost_inv, state.cost_b
-        z = psi[states[:, :-1], actions]  # (R, H, d_c)
-        for h in range(x.shape[1]):
-            inv = sherman_morrison(inv, x[:, h])
+    def update(state: SafeCostState, policy, traj, keys) -> SafeCostState:
+        if traj.costs is None:
+            raise ValueError(f"{name} learns the cost and needs the observed costs of each step (an environment "
+                             "of kind 'noisy_cost_episode')")
+        inv, b = _vtr_update(state.features, state.inv, state.b, state.values, traj)
+        states, actions = np.asarray(traj.states), np.asarray(traj.actions)
+        z = state.cost_features[states[:, :-1], actions]  # (R, H, d_c)
+        cinv = state.cost_inv
+        for h in range(z.shape[1]):
             cinv = sherman_morrison(cinv, z[:, h])
-        st = st._replace(inv=inv, b=st.b + np.einsum("rhi,rh->ri", x, y), n_episodes_seen=st.n_episodes_seen + 1)
-        return SafeCostState(st, cinv, cb + np.einsum("rhi,rh->ri", z, costs), state.n_cost_obs + x.shape[1])
+        return state._replace(inv=inv, b=b, cost_inv=cinv,
+                              cost_b=state.cost_b + np.einsum("rhi,rh->ri", z, np.asarray(traj.costs)),
+                              n_cost_obs=state.n_cost_obs + z.shape[1], n_episodes=state.n_episodes + 1)
 
-    name = "safe-learned-cost-vtr" + ("" if pessimistic else "-point-estimate") + ("" if reachability else
-                                                                                   "-instantaneous")
-    return EpisodicLearner(name, {"threshold": threshold, "safe_action": safe_action, "noise_scale": noise_scale,
-                                  "pessimistic": pessimistic, "reachability": reachability, "delta": delta,
-                                  "lam": lam, "cost_lam": cost_lam, "param_bound": param_bound,
-                                  "beta_scale": beta_scale}, init, plan, update)
-
-
-def cost_noise(keys, horizon: int) -> np.ndarray:
-    """Standard normal draws ``(n_reps, horizon)`` from episode keys, by Box–Muller on the cost stream."""
-    n_reps = keys.shape[0]
-    ck = stream_key(keys, np.full(n_reps, COST_STREAM, dtype=np.uint64))
-    j = np.arange(horizon, dtype=np.uint64)
-    u1 = uniform(ck[:, None], 2 * j[None, :])
-    u2 = uniform(ck[:, None], 2 * j[None, :] + np.uint64(1))
-    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
-
-
-def run_learned_cost_episodes(learner: EpisodicLearner, instance: LearnedCostSafeMixture, n_episodes: int,
-                              n_reps: int, seed=0, *, checkpoints=None, initial_state: int = 0,
-                              rep_offset: int = 0) -> SafeEpisodeResult:
-    r"""Play ``n_episodes`` episodes of a :class:`~expertlab.mdp.LearnedCostSafeMixture` in ``n_reps`` replications.
-
-    Parameters
-    ----------
-    learner : EpisodicLearner
-        Its ``update`` takes the observed costs as a fifth argument.
-    instance : LearnedCostSafeMixture
-    n_episodes, n_reps : int
-    seed : int, SeedSequence or None
-        Replication ``r`` depends on ``(seed, r)`` only.
-    checkpoints : sequence of int, optional
-        Strictly increasing episode counts in ``[1, n_episodes]``; by default ``[n_episodes]``.
-    initial_state : int
-    rep_offset : int
-        Index of the first replication.
-
-    Returns
-    -------
-    SafeEpisodeResult
-        ``unsafe_visits`` counts the steps with true cost :math:`c(s_h, a_h) > \tau`.
-
-    Notes
-    -----
-    Transitions use the uniforms of :func:`~expertlab.mdp.run_safe_episodes`; the
-    observed cost of step :math:`h` is :math:`c(s_h, a_h) + \sigma \varepsilon_h`
-    with :math:`\varepsilon_h` a Box–Muller normal from the salted key of the same
-    episode.  The regret is exact, against the best policy within the true
-    backward safe sets.
-    """
-    if not isinstance(instance, LearnedCostSafeMixture):
-        raise TypeError(f"instance must be a LearnedCostSafeMixture, got {type(instance).__name__}")
-    fh = instance.mixture.to_finite_horizon()
-    s0 = check_int(initial_state, "initial_state", minimum=0, maximum=fh.n_states - 1)
-    true_cost, sigma = instance.costs, float(instance.noise_scale)
-
-    def observe(keys, states, actions):
-        return true_cost[states[:, :-1], actions] + sigma * cost_noise(keys, fh.horizon)
-
-    return _drive_safe(learner, fh, true_cost > instance.threshold, _optimal_safe_value(instance.to_known_cost(), s0),
-                       n_episodes, n_reps, seed, checkpoints, s0, rep_offset, observe)
+    return Learner(name, "noisy_cost_episode", init, act, update,
+                   {"pessimistic": pessimistic, "reachability": reachability, "delta": delta, "lam": lam,
+                    "cost_lam": cost_lam, "param_bound": param_bound, "beta_scale": beta_scale},
+                   doc=safe_learned_cost_vtr.__doc__)

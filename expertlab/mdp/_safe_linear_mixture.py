@@ -2,33 +2,148 @@ r"""Safe UCRL-VTR with unsafe states and instantaneous hard constraints, batched
 
 A :class:`SafeLinearMixture` is an episodic linear mixture with a known cost
 :math:`c(s, a)` and threshold :math:`\tau` (a step with :math:`c > \tau` is a
-violation; a state where every action violates is unsafe).  :func:`safe_ucrl_vtr`
-plans optimistically over action sets built backward from :math:`h = H`;
-:func:`run_safe_episodes` records unsafe visits and the exact regret against
-the best safe policy.
+violation; a state where every action violates is unsafe).  It is an
+environment of :func:`expertlab.sim.run` with feedback kind
+``"safe_episode"``; :func:`safe_ucrl_vtr` plans optimistically over action sets
+built backward from :math:`h = H`.
+
+Learner protocol for ``"safe_episode"`` feedback (unit ``"episode"``)
+---------------------------------------------------------------------
+``init(spec, n_reps, keys, xp)``: ``spec.horizon`` is the number of episodes
+:math:`K` of the run, and ``spec`` holds what the learner may know:
+``n_states``, ``n_actions``, ``episode_length`` (:math:`H`), the mean rewards
+``rewards`` ``(H, S, A)``, the base kernels ``features`` ``(d, S, A, S)`` (the
+mixture weight is unknown), ``initial_state``, the ``threshold`` :math:`\tau`
+and the safe action ``safe_action``; a ``"safe_episode"`` environment also
+tells the ``costs`` ``(S, A)``;
+``act(state, None, keys) -> (policy, state)``: an integer array
+``(n_reps, H, S)``, the deterministic Markov policy of the coming episode;
+``update(state, policy, trajectory, keys)`` with a :class:`SafeTrajectory`
+(``states (n_reps, H + 1)``, ``actions (n_reps, H)``, ``rewards (n_reps, H)``;
+``costs`` is ``None``: the cost is known).  The environments of kind
+``"noisy_cost_episode"`` (:class:`~expertlab.mdp.LearnedCostSafeMixture`) use the
+same protocol with the cost features ``cost_features``, the known safe states
+``safe_states`` and the noise scale ``noise_scale`` in place of ``costs``, and
+the observed costs in ``trajectory.costs``.
+
+The transitions of episode :math:`k` of replication :math:`r` are the
+inverse CDF of the uniforms of the environment's round key (draw :math:`h` picks
+the state after stage :math:`h`; :func:`~expertlab.mdp.sample_episodes`).  The
+environments compute with NumPy whatever the array namespace of the run.
+
+Metrics
+-------
+``regret``
+    :math:`\sum_{j \le k} (V^\star_{\mathrm{safe}} - V^{\pi_j}_1(s_1))`, exact
+    (the policy is evaluated with the true model), where
+    :math:`V^\star_{\mathrm{safe}}` maximises over the action sets of
+    :func:`safe_action_sets` built with the true :math:`\theta`; negative
+    entries are possible for a learner that leaves the safe sets.
+``violations``
+    The number of played steps :math:`(j, h)`, :math:`j \le k`, with
+    :math:`c(s^j_h, a^j_h) > \tau` (every step in an unsafe state), an integer
+    count per replication.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-import time
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._random import rep_key, round_key, seed_to_uint64
 from .._validation import check_float, check_int, check_open_unit
-from ._episodic import EpisodeSpec, EpisodicLearner, _check_checkpoints, evaluate_markov_policy, sample_episodes
-from ._ucrl_vtr import EpisodicLinearMixture, _check_features, _init_factory, _norm, _trajectory_features, \
-    sherman_morrison
+from ..sim import EnvSpec, Environment, Learner, Metric
+from ._episodic import evaluate_markov_policy, sample_episodes
+from ._ucrl_vtr import EpisodicLinearMixture, _check_features, _norm, _trajectory_features, sherman_morrison
 
-__all__ = ["SafeLinearMixture", "SafeEpisodeResult", "safe_action_sets", "safe_trap_mixture", "safe_ucrl_vtr",
-           "run_safe_episodes"]
+__all__ = ["SafeLinearMixture", "SafeTrajectory", "SafeVTRState", "safe_action_sets", "safe_trap_mixture",
+           "safe_ucrl_vtr"]
 
 
-@dataclasses.dataclass(frozen=True)
-class SafeLinearMixture:
-    r"""An episodic linear mixture with a known cost, a threshold and a known safe action.
+class SafeTrajectory(NamedTuple):
+    """One episode of every replication (the feedback of the safe environments).
+
+    ``states (n_reps, H + 1)`` (``states[:, 0]`` is the start state), ``actions (n_reps, H)``,
+    ``rewards (n_reps, H)``; ``costs (n_reps, H)``: the observed noisy costs (kind
+    ``"noisy_cost_episode"``), ``None`` where the cost is known (kind ``"safe_episode"``).
+    """
+
+    states: Any
+    actions: Any
+    rewards: Any
+    costs: Any = None
+
+
+class _SafeEpisodes(Environment):
+    """What the two safe environments share: the rollout, the oracle and the metrics."""
+
+    default_metrics = ("regret", "violations")
+
+    def _check_start(self):
+        fh = self._fh
+        check_int(self.initial_state, "initial_state", minimum=0, maximum=fh.n_states - 1)
+        self._v_star  # noqa: B018  (raises when the start state has no safe action)
+
+    @functools.cached_property
+    def _fh(self):
+        return self.mixture.to_finite_horizon()
+
+    @functools.cached_property
+    def _v_star(self) -> float:
+        return _optimal_safe_value(self.mixture, self.true_costs, self.threshold, self.initial_state)
+
+    @property
+    def optimal_safe_value(self) -> float:
+        r""":math:`V^\star_{\mathrm{safe}}(s_1)`: the value of the best policy within the true backward safe sets."""
+        return self._v_star
+
+    def _spec(self, feedback: str, **known) -> EnvSpec:
+        fh = self._fh
+        return EnvSpec(feedback=feedback, unit="episode", n_actions=fh.n_actions,
+                       info={"n_states": fh.n_states, "n_actions": fh.n_actions, "episode_length": fh.horizon,
+                             "rewards": np.asarray(fh.rewards, dtype=np.float64),
+                             "features": np.asarray(self.mixture.features, dtype=np.float64),
+                             "initial_state": int(self.initial_state), "threshold": float(self.threshold),
+                             "safe_action": int(self.safe_action), **known})
+
+    def reset(self, n_reps, keys, xp):
+        return None
+
+    def observe(self, env_state, t, keys):
+        return None
+
+    def _rollout(self, policy, keys):
+        fh = self._fh
+        policy = np.asarray(policy)
+        n_reps = np.shape(keys)[0]
+        if policy.shape != (n_reps, fh.horizon, fh.n_states) or not np.issubdtype(policy.dtype, np.integer):
+            raise ValueError(f"a {self.spec.feedback!r} learner's act must return an integer policy of shape "
+                             f"({n_reps}, {fh.horizon}, {fh.n_states}), got {policy.dtype} {policy.shape}")
+        keys = np.asarray(keys)
+        states, actions, rewards = sample_episodes(fh, policy, keys, self.initial_state)
+        return policy, keys, states, actions, rewards
+
+    def available_metrics(self):
+        fh, s0, v_star = self._fh, self.initial_state, self._v_star
+        violates = np.asarray(self.true_costs) > self.threshold
+
+        def regret(acc, info, t):
+            return acc + (v_star - evaluate_markov_policy(fh, info["policy"])[:, 0, s0])
+
+        def violations(acc, info, t):
+            return acc + violates[info["states"][:, :-1], info["actions"]].sum(axis=1)
+
+        return {"regret": Metric("regret", lambda n, xp: np.zeros(n), regret, lambda acc: acc),
+                "violations": Metric("violations", lambda n, xp: np.zeros(n, dtype=np.int64), violations,
+                                     lambda acc: acc)}
+
+
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class SafeLinearMixture(_SafeEpisodes):
+    r"""An episodic linear mixture with a known cost, a threshold and a known safe action (an environment).
 
     Parameters
     ----------
@@ -42,6 +157,20 @@ class SafeLinearMixture:
         The action :math:`a_0` known to be safe in the safe states.
     safety_gap : float
         :math:`\Delta_c = \tau - \max_{s\ \mathrm{safe}} c(s, a_0) > 0`, the slack of the safe action.
+    initial_state : int
+        Start state :math:`s_1` of every episode; it must have a safe action.
+
+    Notes
+    -----
+    Feedback kind ``"safe_episode"``, unit ``"episode"``: one step of
+    :func:`expertlab.sim.run` is one episode (protocol and metrics ``regret``
+    and ``violations`` in :mod:`expertlab.mdp._safe_linear_mixture`).
+
+    Examples
+    --------
+    >>> m = safe_trap_mixture(4)
+    >>> m.spec.feedback, m.spec.episode_length, round(m.optimal_safe_value, 4)
+    ('safe_episode', 4, 2.65)
     """
 
     mixture: EpisodicLinearMixture
@@ -49,6 +178,9 @@ class SafeLinearMixture:
     threshold: float
     safe_action: int
     safety_gap: float
+    initial_state: int = 0
+
+    name = "safe_linear_mixture"
 
     def __post_init__(self):
         if not isinstance(self.mixture, EpisodicLinearMixture):
@@ -60,11 +192,33 @@ class SafeLinearMixture:
         check_float(self.threshold, "threshold", minimum=0.0, maximum=1.0)
         check_int(self.safe_action, "safe_action", minimum=0, maximum=a_ - 1)
         check_float(self.safety_gap, "safety_gap", positive=True)
+        self._check_start()
 
     @property
     def features(self) -> np.ndarray:
         """The base kernels, shape ``(d, S, A, S)``."""
         return self.mixture.features
+
+    @property
+    def true_costs(self) -> np.ndarray:
+        """The costs that define a violation, shape ``(S, A)`` (here the known ``costs``)."""
+        return np.asarray(self.costs, dtype=np.float64)
+
+    @property
+    def params(self):
+        return {"n_states": int(self.mixture.features.shape[1]), "n_actions": int(self.mixture.features.shape[2]),
+                "dim": int(self.mixture.dim), "episode_length": int(self.mixture.horizon),
+                "threshold": float(self.threshold), "safe_action": int(self.safe_action),
+                "safety_gap": float(self.safety_gap), "initial_state": int(self.initial_state)}
+
+    @property
+    def spec(self) -> EnvSpec:
+        return self._spec("safe_episode", costs=self.true_costs)
+
+    def step(self, env_state, policy, t, keys):
+        policy, keys, states, actions, rewards = self._rollout(policy, keys)
+        info = {"policy": policy, "states": states, "actions": actions, "rewards": rewards}
+        return env_state, SafeTrajectory(states, actions, rewards), info
 
 
 def safe_trap_mixture(horizon: int = 4, *, p_goal: float = 0.5, stay_reward: float = 0.3, threshold: float = 0.5,
@@ -168,36 +322,102 @@ def safe_action_sets(features, weights, costs, threshold, horizon: int, *, reach
     return sets
 
 
-def _masked_pass(state, beta, mask):
+def _optimal_safe_value(mixture, costs, threshold, s0: int) -> float:
+    fh, h_ = mixture.to_finite_horizon(), mixture.horizon
+    mask = safe_action_sets(mixture.features, np.asarray(mixture.theta)[None], costs, threshold, h_)[0]
+    p, r = np.asarray(fh.transitions), np.asarray(fh.rewards)
+    v = np.zeros((h_ + 1, fh.n_states))
+    for h in range(h_ - 1, -1, -1):
+        q = np.where(mask[h], r[h] + p[h] @ v[h + 1], -np.inf)
+        v[h] = np.where(mask[h].any(axis=-1), q.max(axis=-1), 0.0)  # dead states are never reached
+    if not mask[0, s0].any():
+        raise ValueError("the start state has no safe action")
+    return float(v[0, s0])
+
+
+def _masked_pass(features, rewards, inv, b, beta, mask):
     """Optimistic backward induction over the allowed actions; ``(q, v)`` with ``q`` -inf where not allowed."""
-    phi, rew, n_reps, d = state.features, state.rewards, state.b.shape[0], state.features.shape[0]
-    h_, s_, a_ = rew.shape
-    theta = np.einsum("rij,rj->ri", state.inv, state.b)
-    phi_flat = phi.reshape(-1, s_)
+    n_reps, d = b.shape
+    h_, s_, a_ = rewards.shape
+    theta = np.einsum("rij,rj->ri", inv, b)
+    phi_flat = features.reshape(-1, s_)
     v, q = np.zeros((n_reps, h_ + 1, s_)), np.empty((n_reps, h_, s_, a_))
     for h in range(h_ - 1, -1, -1):
         x = np.moveaxis(np.matmul(phi_flat, v[:, h + 1].T).reshape(d, s_, a_, n_reps), (0, 3), (3, 0))
-        qh = np.minimum(rew[h] + np.einsum("rsai,ri->rsa", x, theta) + beta * _norm(state.inv, x), float(h_ - h))
+        qh = np.minimum(rewards[h] + np.einsum("rsai,ri->rsa", x, theta) + beta * _norm(inv, x), float(h_ - h))
         empty = ~mask[:, h].any(axis=-1, keepdims=True)  # states without an allowed action keep all actions
         q[:, h] = np.where(mask[:, h] | empty, qh, -np.inf)
         v[:, h] = q[:, h].max(axis=-1)
     return q, v
 
 
-def safe_ucrl_vtr(features, costs, threshold: float, *, safe_action: int = 0, reachability: bool = True,
-                  delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -> EpisodicLearner:
+def _upper_weights(inv, b, beta):
+    r"""Upper confidence weights :math:`\theta^+_i = \max(0, \hat\theta_i + \beta \sqrt{(\Sigma^{-1})_{ii}})`."""
+    width = np.sqrt(np.maximum(np.diagonal(inv, axis1=1, axis2=2), 0.0))
+    return np.maximum(np.einsum("rij,rj->ri", inv, b) + beta * width, 0.0)
+
+
+def _vtr_radius(horizon: int, dim: int, n_episodes: int, lam: float, delta: float) -> float:
+    """The UCRL-VTR radius at ``beta_scale = 1`` (see :func:`~expertlab.mdp.ucrl_vtr`)."""
+    return horizon / 2 * math.sqrt(dim * math.log((1 + n_episodes * horizon ** 3 * dim / lam) / delta)) + math.sqrt(lam)
+
+
+def _known(spec, who: str):
+    """``(features, rewards, n_episodes)`` that a safe learner reads from ``spec``, checked."""
+    features = _check_features(spec.features)
+    if features.shape[1:3] != (spec.n_states, spec.n_actions):
+        raise ValueError(f"{who}: spec.features has shape {features.shape}, expected (d, {spec.n_states}, "
+                         f"{spec.n_actions}, {spec.n_states})")
+    rewards = np.asarray(spec.rewards, dtype=np.float64)
+    if rewards.shape != (spec.episode_length, spec.n_states, spec.n_actions):
+        raise ValueError(f"{who}: spec.rewards must have shape (H, S, A) = ({spec.episode_length}, {spec.n_states}, "
+                         f"{spec.n_actions}), got {rewards.shape}")
+    if rewards.min() < 0.0 or rewards.max() > 1.0:
+        raise ValueError(f"{who} needs rewards in [0, 1]")
+    if spec.horizon is None:
+        raise ValueError(f"{who}: spec.horizon (the number of episodes, which sets the radius) is None; run the "
+                         "learner through expertlab.sim.run")
+    return features, rewards, int(spec.horizon)
+
+
+def _vtr_update(features, inv, b, values, traj):
+    """Value-targeted ridge statistics after one episode: ``(inv, b, x)`` (``x (n_reps, H, d)``)."""
+    states, actions = np.asarray(traj.states), np.asarray(traj.actions)
+    x = _trajectory_features(features, values, states, actions)
+    y = values[np.arange(states.shape[0])[:, None], np.arange(1, states.shape[1]), states[:, 1:]]
+    for h in range(x.shape[1]):
+        inv = sherman_morrison(inv, x[:, h])
+    return inv, b + np.einsum("rhi,rh->ri", x, y)
+
+
+class SafeVTRState(NamedTuple):
+    """State of :func:`safe_ucrl_vtr` (leading axis ``n_reps``) and what the environment told it.
+
+    ``inv (n_reps, d, d)`` and ``b (n_reps, d)``: inverse Gram matrix and moment vector of the
+    value-targeted regression; ``values (n_reps, H + 1, S)``: the optimistic values of the last
+    plan (the regression targets of the episode it plays); ``n_episodes``: episodes absorbed.
+    Shared constants: ``features (d, S, A, S)``, ``rewards (H, S, A)``, ``costs (S, A)``,
+    ``threshold``, ``safe_action``, and ``beta``, the radius fixed from the number of episodes of the run.
+    """
+
+    inv: np.ndarray
+    b: np.ndarray
+    values: np.ndarray
+    n_episodes: int
+    features: np.ndarray
+    rewards: np.ndarray
+    costs: np.ndarray
+    threshold: float
+    safe_action: int
+    beta: float
+
+
+def safe_ucrl_vtr(*, reachability: bool = True, delta: float = 0.1, lam: float = 1.0,
+                  beta_scale: float = 1.0) -> Learner:
     r"""UCRL-VTR restricted to safe action sets built backward with pessimistic reachability.
 
     Parameters
     ----------
-    features : ndarray, shape (d, S, A, S)
-        Known base kernels :math:`\phi_i`.
-    costs : ndarray, shape (S, A)
-        Known costs :math:`c(s, a)`.
-    threshold : float
-        :math:`\tau`.
-    safe_action : int
-        :math:`a_0`, played where no action is allowed.
     reachability : bool
         ``False``: the ablation that checks only :math:`c(s, a) \le \tau`.
     delta : float in (0, 1)
@@ -207,13 +427,18 @@ def safe_ucrl_vtr(features, costs, threshold: float, *, safe_action: int = 0, re
 
     Returns
     -------
-    EpisodicLearner
-        State :class:`~expertlab.mdp.VTRState`.
+    Learner
+        Feedback kind ``"safe_episode"``: runs on a :class:`SafeLinearMixture` through
+        :func:`expertlab.sim.run`, which tells it the base kernels :math:`\phi_i`, the rewards,
+        the costs :math:`c(s, a)`, the threshold :math:`\tau` and the safe action :math:`a_0`
+        (played where no action is allowed), not the mixture weight.  State
+        :class:`SafeVTRState`; deterministic.
 
     Notes
     -----
     Before each episode, with :math:`\hat\theta = \Sigma^{-1} b` and the radius
-    :math:`\beta` of :func:`ucrl_vtr`, the upper confidence weights
+    :math:`\beta` of :func:`ucrl_vtr` (fixed from the number of episodes
+    :math:`K` of the run), the upper confidence weights
     :math:`\theta^+_i = \max(0, \hat\theta_i + \beta \sqrt{(\Sigma^{-1})_{ii}})`
     overestimate the support of :math:`P_\theta` (pessimism about reachability:
     every :math:`s'` that some :math:`\theta` of the confidence set reaches counts
@@ -225,7 +450,8 @@ def safe_ucrl_vtr(features, costs, threshold: float, *, safe_action: int = 0, re
         Q_h(s, a) = \min\big(H - h,\; r_h + \langle \hat\theta, x_h \rangle + \beta \|x_h\|_{\Sigma^{-1}}\big),
         \quad a \in \mathcal A_h(s), \qquad V_h(s) = \max_{a \in \mathcal A_h(s)} Q_h(s, a),
 
-    and the ridge statistics are updated as in :func:`ucrl_vtr` with these values.
+    and the ridge statistics are updated as in :func:`ucrl_vtr` with these values
+    (kept from the plan, so an episode costs one backward pass).
 
     Simplified relative to the paper: the cost is known and only the transitions
     are learned, so the safety gap :math:`\Delta_c` does not enter the learner
@@ -244,163 +470,42 @@ def safe_ucrl_vtr(features, costs, threshold: float, *, safe_action: int = 0, re
 
     Examples
     --------
-    >>> m = safe_trap_mixture(horizon=4)
-    >>> res = run_safe_episodes(safe_ucrl_vtr(m.features, m.costs, m.threshold), m, 20, 2, seed=0)
-    >>> int(res.unsafe_visits.max())
-    0
+    >>> from expertlab import sim
+    >>> res = sim.run(safe_ucrl_vtr(), safe_trap_mixture(horizon=4), horizon=20, n_reps=2, seed=0)
+    >>> int(res.metrics["violations"].max()), bool((res.metrics["regret"] >= 0).all())
+    (0, True)
     """
-    features = _check_features(features)
-    s_, a_ = features.shape[1:3]
-    costs = np.asarray(costs, dtype=np.float64)
-    if costs.shape != (s_, a_) or not np.all(np.isfinite(costs)):
-        raise ValueError(f"costs must be a finite array of shape ({s_}, {a_}), got shape {costs.shape}")
-    threshold = check_float(threshold, "threshold")
-    safe_action = check_int(safe_action, "safe_action", minimum=0, maximum=a_ - 1)
     if not isinstance(reachability, bool):
         raise TypeError(f"reachability must be a bool, got {type(reachability).__name__}")
     delta = check_open_unit(delta, "delta")
     lam, beta_scale = check_float(lam, "lam", positive=True), check_float(beta_scale, "beta_scale", positive=True)
-    init0 = _init_factory(lam, plus=False)
+    name = "safe_ucrl_vtr"
 
-    def beta_of(state):
-        h_, d, k = state.rewards.shape[0], state.b.shape[1], state.n_episodes
-        return beta_scale * (h_ / 2 * math.sqrt(d * math.log((1 + k * h_ ** 3 * d / lam) / delta)) + math.sqrt(lam))
+    def init(spec, n_reps, keys=None, xp=np) -> SafeVTRState:
+        features, rewards, k = _known(spec, name)
+        costs = np.asarray(spec.costs, dtype=np.float64)
+        if costs.shape != features.shape[1:3] or not np.all(np.isfinite(costs)):
+            raise ValueError(f"{name}: spec.costs must be a finite array of shape {features.shape[1:3]}, got "
+                             f"shape {costs.shape}")
+        (d, s_), h_ = features.shape[:2], rewards.shape[0]
+        beta = beta_scale * _vtr_radius(h_, d, k, lam, delta)
+        return SafeVTRState(np.broadcast_to(np.eye(d) / lam, (n_reps, d, d)).copy(), np.zeros((n_reps, d)),
+                            np.zeros((n_reps, h_ + 1, s_)), 0, features, rewards, costs,
+                            check_float(spec.threshold, "threshold"),
+                            check_int(spec.safe_action, "safe_action", minimum=0, maximum=spec.n_actions - 1), beta)
 
-    def passes(state):
-        beta = beta_of(state)
-        width = np.sqrt(np.maximum(np.diagonal(state.inv, axis1=1, axis2=2), 0.0))
-        upper = np.maximum(np.einsum("rij,rj->ri", state.inv, state.b) + beta * width, 0.0)  # theta^+
-        mask = safe_action_sets(features, upper, costs, threshold, state.rewards.shape[0], reachability=reachability)
-        return (*_masked_pass(state, beta, mask), mask)
+    def act(state: SafeVTRState, obs, keys):
+        h_ = state.rewards.shape[0]
+        upper = _upper_weights(state.inv, state.b, state.beta)
+        mask = safe_action_sets(state.features, upper, state.costs, state.threshold, h_, reachability=reachability)
+        q, v = _masked_pass(state.features, state.rewards, state.inv, state.b, state.beta, mask)
+        policy = np.where(mask.any(axis=-1) | (not reachability), q.argmax(axis=-1), state.safe_action)
+        return policy, state._replace(values=v)
 
-    def plan(state):
-        q, _, mask = passes(state)
-        return np.where(mask.any(axis=-1) | (not reachability), q.argmax(axis=-1), safe_action)
+    def update(state: SafeVTRState, policy, traj, keys) -> SafeVTRState:
+        inv, b = _vtr_update(state.features, state.inv, state.b, state.values, traj)
+        return state._replace(inv=inv, b=b, n_episodes=state.n_episodes + 1)
 
-    def update(state, states, actions, rewards):
-        v = passes(state)[1]
-        x = _trajectory_features(state.features, v, states, actions)
-        y = v[np.arange(states.shape[0])[:, None], np.arange(1, states.shape[1]), states[:, 1:]]
-        inv = state.inv
-        for h in range(x.shape[1]):
-            inv = sherman_morrison(inv, x[:, h])
-        return state._replace(inv=inv, b=state.b + np.einsum("rhi,rh->ri", x, y),
-                              n_episodes_seen=state.n_episodes_seen + 1)
-
-    name = "safe-ucrl-vtr" if reachability else "safe-ucrl-vtr-instantaneous"
-    return EpisodicLearner(name, {"threshold": threshold, "safe_action": safe_action, "reachability": reachability,
-                                  "delta": delta, "lam": lam, "beta_scale": beta_scale},
-                           lambda spec, n_reps, seed=None: init0(spec, n_reps, seed, features=features), plan, update)
-
-
-@dataclasses.dataclass(frozen=True)
-class SafeEpisodeResult:
-    r"""Regret against the best safe policy and unsafe visits on a checkpoint grid of episodes.
-
-    Attributes
-    ----------
-    learner : str
-    checkpoints : ndarray of int, shape (n_checkpoints,)
-    regret : ndarray, shape (n_checkpoints, n_reps)
-        :math:`\sum_{j \le k} (V^{\star}_{\mathrm{safe}} - V^{\pi_j}_1(s_1))`, exact; negative
-        entries are possible for a learner that leaves the safe sets.
-    unsafe_visits : ndarray of int, shape (n_checkpoints, n_reps)
-        Steps :math:`(j, h)`, :math:`j \le k`, with :math:`c(s^j_h, a^j_h) > \tau`.
-    optimal_safe_value : float
-        Value of the best policy within the true backward safe sets.
-    n_episodes, n_reps, horizon, seed : int
-    wall_time : float
-    """
-
-    learner: str
-    checkpoints: np.ndarray
-    regret: np.ndarray
-    unsafe_visits: np.ndarray
-    optimal_safe_value: float
-    n_episodes: int
-    n_reps: int
-    horizon: int
-    seed: int
-    wall_time: float
-
-    @property
-    def mean_regret(self) -> np.ndarray:
-        """Mean regret over the replications, shape ``(n_checkpoints,)``."""
-        return self.regret.mean(axis=1)
-
-
-def _optimal_safe_value(m: SafeLinearMixture, s0: int) -> float:
-    fh, h_ = m.mixture.to_finite_horizon(), m.mixture.horizon
-    mask = safe_action_sets(m.features, m.mixture.theta[None], m.costs, m.threshold, h_)[0]
-    p, r = np.asarray(fh.transitions), np.asarray(fh.rewards)
-    v = np.zeros((h_ + 1, fh.n_states))
-    for h in range(h_ - 1, -1, -1):
-        q = np.where(mask[h], r[h] + p[h] @ v[h + 1], -np.inf)
-        v[h] = np.where(mask[h].any(axis=-1), q.max(axis=-1), 0.0)  # dead states are never reached
-    if not mask[0, s0].any():
-        raise ValueError("the start state has no safe action")
-    return float(v[0, s0])
-
-
-def run_safe_episodes(learner: EpisodicLearner, instance: SafeLinearMixture, n_episodes: int, n_reps: int, seed=0,
-                      *, checkpoints=None, initial_state: int = 0, rep_offset: int = 0) -> SafeEpisodeResult:
-    r"""Play ``n_episodes`` episodes of a :class:`SafeLinearMixture` in ``n_reps`` replications at once.
-
-    Parameters
-    ----------
-    learner : EpisodicLearner
-    instance : SafeLinearMixture
-    n_episodes, n_reps : int
-    seed : int, SeedSequence or None
-        Replication ``r`` depends on ``(seed, r)`` only (the generator of :func:`run_episodes`).
-    checkpoints : sequence of int, optional
-        Strictly increasing episode counts in ``[1, n_episodes]``; by default ``[n_episodes]``.
-    initial_state : int
-    rep_offset : int
-        Index of the first replication (replication ``r`` is the same in every batch).
-
-    Returns
-    -------
-    SafeEpisodeResult
-
-    Notes
-    -----
-    The regret of episode :math:`k` is :math:`V^\star_{\mathrm{safe}} - V^{\pi_k}_1(s_1)`
-    (exact policy evaluation with the true model), where :math:`V^\star_{\mathrm{safe}}`
-    maximises over the sets of :func:`safe_action_sets` with the true :math:`\theta`.
-    """
-    if not isinstance(instance, SafeLinearMixture):
-        raise TypeError(f"instance must be a SafeLinearMixture, got {type(instance).__name__}")
-    fh = instance.mixture.to_finite_horizon()
-    s0 = check_int(initial_state, "initial_state", minimum=0, maximum=fh.n_states - 1)
-    return _drive_safe(learner, fh, np.asarray(instance.costs) > instance.threshold, _optimal_safe_value(instance, s0),
-                       n_episodes, n_reps, seed, checkpoints, s0, rep_offset)
-
-
-def _drive_safe(learner, fh, violates, v_star, n_episodes, n_reps, seed, checkpoints, s0, rep_offset, observe=None):
-    """The episode loop of the safe runners; ``observe(keys, states, actions)`` adds a fifth argument to ``update``."""
-    n_episodes, n_reps = check_int(n_episodes, "n_episodes"), check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    ck = _check_checkpoints(checkpoints, n_episodes, default="last")
-    seed64, h_ = seed_to_uint64(seed), fh.horizon
-    spec = EpisodeSpec(fh.n_states, fh.n_actions, h_, np.asarray(fh.rewards), s0, n_episodes)
-    rkeys = rep_key(np.full(n_reps, seed64), np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
-    state = learner.init(spec, n_reps, seed64)
-    regret, visits = np.zeros(n_reps), np.zeros(n_reps, dtype=np.int64)
-    out_r, out_v = np.empty((ck.size, n_reps)), np.empty((ck.size, n_reps), dtype=np.int64)
-    j, t0 = 0, time.perf_counter()
-    for k in range(int(ck[-1])):
-        policy = np.asarray(learner.plan(state))
-        regret += v_star - evaluate_markov_policy(fh, policy)[:, 0, s0]
-        keys = round_key(rkeys, np.full(n_reps, k, np.uint64))
-        states, actions, rewards = sample_episodes(fh, policy, keys, s0)
-        visits += violates[states[:, :-1], actions].sum(axis=1)
-        if observe is None:
-            state = learner.update(state, states, actions, rewards)
-        else:
-            state = learner.update(state, states, actions, rewards, observe(keys, states, actions))
-        if k + 1 == ck[j]:
-            out_r[j], out_v[j] = regret, visits
-            j += 1
-    return SafeEpisodeResult(learner.name, ck, out_r, out_v, v_star, n_episodes, n_reps, h_, int(seed64),
-                             time.perf_counter() - t0)
+    return Learner(name, "safe_episode", init, act, update,
+                   {"reachability": reachability, "delta": delta, "lam": lam, "beta_scale": beta_scale},
+                   doc=safe_ucrl_vtr.__doc__)

@@ -33,7 +33,8 @@ estimate, a radius, a point of the ellipsoid (a direction scaled to a fraction
 of the boundary) and features :math:`(S, A, d_c)`; the pessimistic cost must dominate
 and the boundary maximiser must attain it.  (ii) Seeded streams (400 per
 setting, :math:`N = 200` observations, features of the ladder instance and of random
-draws, the noise of :func:`expertlab.mdp.run_learned_cost_episodes`) are regressed
+draws, the noise :func:`expertlab.mdp.cost_noise` of a
+:class:`~expertlab.mdp.LearnedCostSafeMixture`) are regressed
 incrementally; the covered fraction must not be significantly below
 :math:`1 - \delta`: the one-sided Clopper–Pearson upper bound at 0.99 must reach it.
 
@@ -49,8 +50,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import beta as beta_dist
 
-from expertlab.mdp import cost_radius, pessimistic_costs, safe_cost_ladder, sherman_morrison
-from expertlab.mdp._safe_learned_cost_run import cost_noise
+from expertlab.mdp import cost_noise, cost_radius, pessimistic_costs, safe_cost_ladder, sherman_morrison
 
 pytestmark = pytest.mark.proof
 

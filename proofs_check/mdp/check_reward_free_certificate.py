@@ -52,7 +52,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from expertlab.mdp import RewardFreeState, plan_for_rewards, reward_free_ttr
+from expertlab.mdp import EpisodicLinearMixture, RewardFreeMixture, plan_for_rewards, reward_free_ttr
 
 pytestmark = pytest.mark.proof
 
@@ -107,14 +107,16 @@ def test_exploration_values_bound_model_error_and_suboptimality(size, seed):
     n_s, n_a, d, horizon = size
     rng, phi, theta, theta_tilde, gram = _instance(seed, n_s, n_a, d)
     dist = math.sqrt((theta - theta_tilde) @ gram @ (theta - theta_tilde))
-    base = reward_free_ttr(phi, horizon, ridge=1.0, delta=0.5)
-    st0 = RewardFreeState(gram[None], (gram @ theta_tilde)[None], 0)
-    beta0 = float(base.estimate(st0).beta[0])  # radius at beta_scale = 1
-    ex = reward_free_ttr(phi, horizon, ridge=1.0, delta=0.5, beta_scale=dist / beta0)
-    est = ex.estimate(st0)
+    env = RewardFreeMixture(EpisodicLinearMixture(phi, theta, np.zeros((horizon, n_s, n_a))))
+    base = reward_free_ttr(ridge=1.0, delta=0.5)
+    keys = np.zeros(1, dtype=np.uint64)
+    st0 = base.init(env.spec, 1, keys, np)._replace(gram=gram[None], b=(gram @ theta_tilde)[None])
+    beta0 = float(base.act(st0, None, keys)[0].estimate.beta[0])  # radius at beta_scale = 1
+    ex = reward_free_ttr(ridge=1.0, delta=0.5, beta_scale=dist / beta0)
+    est = ex.act(st0, None, keys)[0].estimate
     np.testing.assert_allclose(est.theta[0], theta_tilde, atol=1e-9)
     np.testing.assert_allclose(est.radius[0], dist, rtol=1e-6, atol=1e-12)
-    w1 = ex.exploration_values(st0)[0, 0]  # (S,)
+    w1 = est.values[0, 0]  # (S,)
     p, p_tilde = np.einsum("i,isat->sat", theta, phi), np.einsum("i,isat->sat", theta_tilde, phi)
     rewards = rng.uniform(size=(6, horizon, n_s, n_a)) * (rng.uniform(size=(6, horizon, 1, 1)) < 0.7)
     rewards /= np.maximum(rewards.max(axis=(2, 3)).sum(axis=1), 1.0)[:, None, None, None]

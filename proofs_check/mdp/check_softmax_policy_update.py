@@ -32,8 +32,9 @@ Hypothesis draws :math:`A \le 6`, :math:`\pi_0` (possibly with zeros),
 The identity is checked against comparison points drawn from a Dirichlet
 and at the vertices; the maximiser is compared with a cvxpy solve of the
 concave problem (``cp.entr``), and the library's one-iteration output of
+:func:`expertlab.mdp.regularized_value_iteration`, the planner of
 :func:`expertlab.mdp.regularized_optimism` (where :math:`Q_1 = r` and
-:math:`\pi_0` is uniform) is compared with the closed form.
+:math:`\pi_0` is uniform), is compared with the closed form.
 
 Self-test: the update without the step size, :math:`\pi_0 e^{Q}/Z`, is not
 the maximiser for :math:`\eta \ne 1`.
@@ -46,7 +47,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from expertlab.mdp import regularized_optimism
+from expertlab.mdp import regularized_value_iteration
 
 pytestmark = pytest.mark.proof
 
@@ -129,8 +130,8 @@ def test_library_first_iterate_is_the_update(n_states, n_actions, gamma, n_steps
     rng = np.random.default_rng(seed)
     phi = rng.dirichlet(np.ones(n_states), size=(2, n_states, n_actions))
     r = rng.uniform(size=(n_states, n_actions))
-    learner = regularized_optimism(phi, r, gamma, n_iter=1, eta_scale=1.0)
-    pi, v = learner.plan(np.eye(2)[None], np.full((1, 2), 0.5), 1.0, np.array([n_steps]))
+    pi, v = regularized_value_iteration(phi, r, gamma, np.eye(2)[None], np.full((1, 2), 0.5), 1.0,
+                                        np.array([n_steps]), n_iter=1, eta_scale=1.0)
     eta = math.sqrt(n_steps * math.log(max(n_actions, 2)))
     for s in range(n_states):
         pi_plus, value = update(r[s], np.full(n_actions, 1.0 / n_actions), eta)

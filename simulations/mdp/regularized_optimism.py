@@ -38,15 +38,17 @@ def regret_vs_t(s, backend, seed):
     factory = {"regularized_optimism": mdp.regularized_optimism, "uclk": mdp.uclk}[s["learner"]]
     horizon = s["horizon"]
     ck = np.unique(np.geomspace(100, horizon, 16).round().astype(np.int64))
-    res = mdp.run_stream(factory(m.features, m.rewards, m.gamma), m, horizon, s["n_reps"], seed=seed,
-                         checkpoints=ck, delta=_DELTA, lam=_LAM, beta_scale=_beta_scale(m.dim, horizon))
+    scale = _beta_scale(m.dim, horizon)
+    res = sim.run(factory(delta=_DELTA, lam=_LAM, beta_scale=scale), mdp.LinearMixtureStream(m), horizon,
+                  s["n_reps"], seed=seed, checkpoints=ck)
     x = ck.astype(float)
-    mean = res.mean_regret
-    return sim.Measurement(x=x, y=res.regret, xlabel="steps T", ylabel="regret",
+    mean = res.mean("regret")
+    beta = scale * mdp.confidence_radius(m.dim, m.gamma, horizon, delta=_DELTA, lam=_LAM)
+    return sim.Measurement(x=x, y=res.metrics["regret"], xlabel="steps T", ylabel="regret",
                            curves={"linear (first-checkpoint rate)": (x, x * mean[0] / x[0]),
                                    "c sqrt(T)": (x, mean[-1] * np.sqrt(x / x[-1]))},
-                           info={"wall_time": res.wall_time, "beta": res.beta,
-                                 "mean_epochs": float(res.n_epochs.mean())})
+                           info={"wall_time": res.wall_time, "beta": beta,
+                                 "mean_epochs": float(res.metrics["epochs"][-1].mean())})
 
 
 EXPERIMENTS = [

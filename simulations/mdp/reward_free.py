@@ -27,34 +27,46 @@ from expertlab import mdp, sim
 _INSTANCE = dict(n_states=3, n_actions=2, branching=2, seed=1)
 
 
+def _explore(m, n_episodes, n_reps, seed, checkpoints):
+    """Explore ``m`` and read the metrics of the model fitted on ``checkpoints`` episodes.
+
+    The environment evaluates the estimate the explorer hands over with each episode's policy, which
+    is fitted on the episodes before it: the run lasts ``n_episodes + 1`` episodes and is read one
+    episode after each checkpoint.  The battery is ``reward_battery`` with the experiment's seed.
+    """
+    fh = m.to_finite_horizon()
+    env = mdp.RewardFreeMixture(m, rewards=mdp.reward_battery(fh.n_states, fh.n_actions, fh.horizon, seed=seed))
+    ck = np.asarray(checkpoints, dtype=np.int64)
+    res = sim.run(mdp.reward_free_ttr(delta=0.1), env, n_episodes + 1, n_reps, seed=seed, checkpoints=ck + 1)
+    return env, res, ck.astype(float)
+
+
 @functools.lru_cache(maxsize=32)
-def _run(dim, horizon, n_episodes, n_reps, seed, n_checkpoints=12):
+def _run(dim, horizon, n_episodes, n_reps, seed, final_only=False):
     lm = mdp.instances.random_linear_mixture(dim=dim, **_INSTANCE)
     s, a = _INSTANCE["n_states"], _INSTANCE["n_actions"]
     m = mdp.EpisodicLinearMixture(np.asarray(lm.features), np.asarray(lm.theta), np.zeros((horizon, s, a)))
-    ck = np.unique(np.geomspace(10, n_episodes, n_checkpoints).round().astype(np.int64))
-    return mdp.run_reward_free(mdp.reward_free_ttr(m.features, horizon, delta=0.1), m, n_episodes, n_reps,
-                               seed=seed, checkpoints=ck)
+    ck = [n_episodes] if final_only else np.unique(np.geomspace(10, n_episodes, 12).round().astype(np.int64))
+    return _explore(m, n_episodes, n_reps, seed, ck)
 
 
 def versus_k(s, backend, seed):
-    res = _run(s["dim"], s["horizon"], s["n_episodes"], s["n_reps"], seed)
-    x = res.checkpoints.astype(float)
-    e = res.value_error.mean(axis=1)
-    return sim.Measurement(x=x, y=res.value_error, xlabel="exploration episodes K",
+    env, res, x = _run(s["dim"], s["horizon"], s["n_episodes"], s["n_reps"], seed)
+    err = res.metrics["value_error"]
+    e = err.mean(axis=1)
+    return sim.Measurement(x=x, y=err, xlabel="exploration episodes K",
                            ylabel="max value error over the reward battery",
                            curves={"K^-1/2 (matched at K/10)": (x, np.interp(x[-1] / 10, x, e) * np.sqrt(x[-1] / 10 / x)),
-                                   "suboptimality": (x, res.suboptimality.mean(axis=1)),
-                                   "certificate 2 W_1(s_1)": (x, res.certificate.mean(axis=1))},
-                           info={"wall_time": res.wall_time, "n_rewards": res.n_rewards,
-                                 "max_suboptimality": float(res.suboptimality.max())})
+                                   "suboptimality": (x, res.mean("suboptimality")),
+                                   "certificate 2 W_1(s_1)": (x, res.mean("certificate"))},
+                           info={"wall_time": res.wall_time, "n_rewards": int(env.rewards.shape[0]),
+                                 "max_suboptimality": float(res.metrics["suboptimality"].max())})
 
 
 @functools.lru_cache(maxsize=16)
 def _run_hard(n_coords, horizon, n_episodes, n_reps, seed):
     m = mdp.instances.hard_linear_mixture(n_coords, horizon, n_episodes=n_episodes)
-    return mdp.run_reward_free(mdp.reward_free_ttr(m.features, horizon, delta=0.1), m, n_episodes, n_reps,
-                               seed=seed, checkpoints=[n_episodes])
+    return _explore(m, n_episodes, n_reps, seed, [n_episodes])
 
 
 def versus(s, backend, seed, what):
@@ -62,12 +74,12 @@ def versus(s, backend, seed, what):
     ys, certs, subs = [], [], []
     for v in values:
         if what == "horizon":
-            res = _run(s["dim"], v, s["n_episodes"], s["n_reps"], seed, n_checkpoints=1)
+            _, res, _ = _run(s["dim"], v, s["n_episodes"], s["n_reps"], seed, final_only=True)
         else:
-            res = _run_hard(v // 2, s["horizon"], s["n_episodes"], s["n_reps"], seed)
-        ys.append(res.value_error[-1])
-        certs.append(res.certificate[-1].mean())
-        subs.append(res.suboptimality[-1].mean())
+            _, res, _ = _run_hard(v // 2, s["horizon"], s["n_episodes"], s["n_reps"], seed)
+        ys.append(res.metrics["value_error"][-1])
+        certs.append(res.metrics["certificate"][-1].mean())
+        subs.append(res.metrics["suboptimality"][-1].mean())
     x = np.array(values, dtype=float)
     y = np.stack(ys)
     label = "horizon H" if what == "horizon" else "dimension d"
@@ -79,13 +91,13 @@ def versus(s, backend, seed, what):
 
 
 def coverage(s, backend, seed):
-    res = _run(s["dim"], s["horizon"], s["n_episodes"], s["n_reps"], seed)
-    x = res.checkpoints.astype(float)
-    inside = np.all(res.confidence_ratio <= 1.0, axis=0).astype(float)
+    _, res, x = _run(s["dim"], s["horizon"], s["n_episodes"], s["n_reps"], seed)
+    ratio = res.metrics["confidence_ratio"]
+    inside = np.all(ratio <= 1.0, axis=0).astype(float)
     return sim.Measurement(x=x[-1:], y=inside[None], xlabel="exploration episodes K",
                            ylabel="runs whose confidence set held theta at every checkpoint",
-                           curves={"largest ||theta - theta_hat|| / beta_0": (x, res.confidence_ratio.max(axis=1))},
-                           info={"max_ratio": float(res.confidence_ratio.max())})
+                           curves={"largest ||theta - theta_hat|| / beta_0": (x, ratio.max(axis=1))},
+                           info={"max_ratio": float(ratio.max())})
 
 
 EXPERIMENTS = [

@@ -26,34 +26,34 @@ _LEARNER = dict(delta=0.1, lam=1.0, cost_lam=0.01)
 @functools.lru_cache(maxsize=16)
 def _run(safety_gap, pessimistic, n_episodes, n_reps, seed):
     m = mdp.safe_cost_ladder(safety_gap=safety_gap, **_INSTANCE)
-    learner = mdp.safe_learned_cost_vtr(m.features, m.cost_features, m.threshold, m.safe_states,
-                                        safe_action=m.safe_action, noise_scale=m.noise_scale,
-                                        pessimistic=pessimistic, **_LEARNER)
+    learner = mdp.safe_learned_cost_vtr(pessimistic=pessimistic, **_LEARNER)
     ck = np.unique(np.append(np.geomspace(1, n_episodes, 12).round(), (4 * n_episodes) // 5).astype(np.int64))
-    return mdp.run_learned_cost_episodes(learner, m, n_episodes, n_reps, seed=seed, checkpoints=ck)
+    return sim.run(learner, m, n_episodes, n_reps, seed=seed, checkpoints=ck)
 
 
 def _indicator(s, backend, seed, pessimistic):
     res = _run(s["safety_gap"], pessimistic, s["n_episodes"], s["n_reps"], seed)
-    ind = (res.unsafe_visits == 0) if pessimistic else (res.unsafe_visits > 0)
+    visits = res.metrics["violations"]
+    ind = (visits == 0) if pessimistic else (visits > 0)
     return sim.Measurement(x=res.checkpoints.astype(float), y=ind.astype(float), xlabel="episodes K",
                            ylabel="runs without a violation" if pessimistic else "runs with a violation",
-                           curves={"mean violating steps": (res.checkpoints, res.unsafe_visits.mean(axis=1))},
-                           info={"wall_time": res.wall_time, "max_violations": int(res.unsafe_visits.max())})
+                           curves={"mean violating steps": (res.checkpoints, visits.mean(axis=1))},
+                           info={"wall_time": res.wall_time, "max_violations": int(visits.max())})
 
 
 def regret_vs_gap(s, backend, seed):
     runs = [_run(g, True, s["n_episodes"], s["n_reps"], seed) for g in s["gaps"]]
     x = np.array(s["gaps"], dtype=float)
-    y = np.stack([r.regret[-1] for r in runs])
+    y = np.stack([r.metrics["regret"][-1] for r in runs])
     # the regret must have stopped growing: every run certified before the last fifth of the episodes
-    tail = np.stack([r.regret[-1] - r.regret[np.searchsorted(r.checkpoints, (4 * s["n_episodes"]) // 5)]
+    tail = np.stack([r.metrics["regret"][-1]
+                     - r.metrics["regret"][np.searchsorted(r.checkpoints, (4 * s["n_episodes"]) // 5)]
                      for r in runs])
     return sim.Measurement(x=x, y=y, xlabel="safety gap Δ_c", ylabel=f"expected regret after {s['n_episodes']} "
                            "episodes", curves={"∝ Δ_c⁻²": (x, y[0].mean() * (x[0] / x) ** 2)},
                            info={"wall_time": sum(r.wall_time for r in runs),
                                  "max_regret_in_last_fifth": float(tail.max()),
-                                 "max_violations": int(max(r.unsafe_visits.max() for r in runs))})
+                                 "max_violations": int(max(r.metrics["violations"].max() for r in runs))})
 
 
 EXPERIMENTS = [

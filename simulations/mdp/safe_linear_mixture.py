@@ -26,25 +26,26 @@ _INSTANCE = dict(horizon=4, p_goal=0.5, stay_reward=0.3, threshold=0.5, safety_g
 def _run(reachability, n_episodes, n_reps, seed):
     m = mdp.safe_trap_mixture(**_INSTANCE)
     ck = np.unique(np.geomspace(1, n_episodes, 16).round().astype(np.int64))
-    learner = mdp.safe_ucrl_vtr(m.features, m.costs, m.threshold, safe_action=m.safe_action,
-                                reachability=reachability, delta=0.1)
-    return mdp.run_safe_episodes(learner, m, n_episodes, n_reps, seed=seed, checkpoints=ck)
+    learner = mdp.safe_ucrl_vtr(reachability=reachability, delta=0.1)
+    return m, sim.run(learner, m, n_episodes, n_reps, seed=seed, checkpoints=ck)
 
 
 def _measure(s, backend, seed, what):
     reach = what != "ablation"
-    res = _run(reach, s["n_episodes"], s["n_reps"], seed)
+    m, res = _run(reach, s["n_episodes"], s["n_reps"], seed)
     x = res.checkpoints.astype(float)
-    info = {"wall_time": res.wall_time, "optimal_safe_value": res.optimal_safe_value,
-            "max_unsafe_visits": int(res.unsafe_visits.max())}
+    visits = res.metrics["violations"]  # steps with c(s_h, a_h) > tau, cumulative
+    info = {"wall_time": res.wall_time, "optimal_safe_value": m.optimal_safe_value,
+            "max_unsafe_visits": int(visits.max())}
     if what == "regret":
-        return sim.Measurement(x=x, y=res.regret, xlabel="episodes K", ylabel="expected regret (best safe policy)",
+        return sim.Measurement(x=x, y=res.metrics["regret"], xlabel="episodes K",
+                               ylabel="expected regret (best safe policy)",
                                curves={"sqrt K (matched at K/10)": (x, np.sqrt(x) * np.interp(
-                                   x[-1] / 10, x, res.mean_regret) / np.sqrt(x[-1] / 10))}, info=info)
-    ind = (res.unsafe_visits == 0) if reach else (res.unsafe_visits > 0)
+                                   x[-1] / 10, x, res.mean("regret")) / np.sqrt(x[-1] / 10))}, info=info)
+    ind = (visits == 0) if reach else (visits > 0)
     return sim.Measurement(x=x, y=ind.astype(float), xlabel="episodes K",
                            ylabel="runs without unsafe visits" if reach else "runs with an unsafe visit",
-                           curves={"mean unsafe visits": (x, res.unsafe_visits.mean(axis=1))}, info=info)
+                           curves={"mean unsafe visits": (x, visits.mean(axis=1))}, info=info)
 
 
 EXPERIMENTS = [

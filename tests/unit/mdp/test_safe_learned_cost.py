@@ -1,21 +1,16 @@
-"""Safe UCRL-VTR with a learned cost: certification worked by hand, the ladder, the driver, validation."""
+"""Safe UCRL-VTR with a learned cost: certification worked by hand, the ladder as an environment, validation."""
 
 import math
 
 import numpy as np
 import pytest
 
-from expertlab.mdp import (LearnedCostSafeMixture, certified_action_sets, cost_radius, pessimistic_costs,
-                           run_learned_cost_episodes, safe_cost_ladder, safe_learned_cost_vtr)
-from expertlab.mdp._safe_learned_cost_run import cost_noise
+from expertlab import sim
+from expertlab.mdp import (LearnedCostSafeMixture, certified_action_sets, cost_noise, cost_radius, pessimistic_costs,
+                           safe_cost_ladder, safe_learned_cost_vtr, safe_trap_mixture)
 
 LADDER, CALIB, UNSAFE = range(3)
 TOP, LURE, BEST, A0 = range(4)  # rungs t = 1, 2/3, 1/3, 0
-
-
-def _learner(m, **kw):
-    return safe_learned_cost_vtr(m.features, m.cost_features, m.threshold, m.safe_states,
-                                 safe_action=m.safe_action, noise_scale=m.noise_scale, **kw)
 
 
 def test_ladder_costs_and_optimal_value_by_hand():
@@ -28,8 +23,26 @@ def test_ladder_costs_and_optimal_value_by_hand():
     # best safe policy: rung t = 1/3 (reward 0.5) at the ladder, visited at h = 0, 2 (H = 4) or 0, 2, 4 (H = 5)
     for horizon, v_star in ((4, 1.0), (5, 1.5)):
         mh = safe_cost_ladder(horizon, safety_gap=gap, threshold=tau)
-        res = run_learned_cost_episodes(_learner(mh), mh, 1, 1, seed=0)
-        assert res.optimal_safe_value == pytest.approx(v_star)
+        assert mh.optimal_safe_value == pytest.approx(v_star)
+
+
+def test_spec_hides_the_cost_parameter():
+    m = safe_cost_ladder(4)
+    spec = m.spec
+    assert (spec.feedback, spec.unit, spec.episode_length) == ("noisy_cost_episode", "episode", 4)
+    np.testing.assert_array_equal(spec.cost_features, m.cost_features)
+    np.testing.assert_array_equal(spec.safe_states, m.safe_states)
+    assert spec.noise_scale == m.noise_scale and spec.threshold == m.threshold
+    assert "costs" not in spec.info and "cost_param" not in spec.info
+
+
+def test_observed_costs_are_the_true_costs_plus_noise():
+    m = safe_cost_ladder(4, noise_scale=0.5)
+    keys = np.arange(3, dtype=np.uint64) * np.uint64(101)
+    policy = np.full((3, 4, 3), m.safe_action, dtype=np.int64)
+    _, traj, info = m.step(None, policy, 0, keys)
+    np.testing.assert_allclose(traj.costs, m.costs[traj.states[:, :-1], traj.actions] + 0.5 * cost_noise(keys, 4))
+    np.testing.assert_array_equal(info["states"], traj.states)
 
 
 def test_pessimistic_costs_by_hand():
@@ -82,37 +95,38 @@ def test_certified_exactly_when_width_below_slack(gap):
     m = safe_cost_ladder(4, safety_gap=gap, noise_scale=0.0)
     k_cert = _certification_episode(m, 0.01)
     assert 2 <= k_cert < 49
-    learner = _learner(m, cost_lam=0.01)
+    learner = safe_learned_cost_vtr(cost_lam=0.01)
     ck = np.arange(1, 51)
-    res = run_learned_cost_episodes(learner, m, 50, 2, seed=3, checkpoints=ck)
+    res = sim.run(learner, m, 50, 2, seed=3, checkpoints=ck)
     # a_0 at the ladder (regret 0.3 at each of the two ladder steps) in episodes 1..k_cert, the best rung after
-    per_episode = np.diff(np.concatenate([[0.0], res.regret[:, 0]]))
+    per_episode = np.diff(np.concatenate([[0.0], res.metrics["regret"][:, 0]]))
     np.testing.assert_allclose(per_episode, np.where(ck <= k_cert, 0.6, 0.0), atol=1e-12)
-    assert res.unsafe_visits.max() == 0
+    assert res.metrics["violations"].max() == 0
 
 
 def test_batch_independence_and_seeds():
     m = safe_cost_ladder(4, safety_gap=0.2, noise_scale=0.05)  # certification after about 34 episodes
-    learner = _learner(m)
-    batch = run_learned_cost_episodes(learner, m, 60, 3, seed=11)
-    assert len(set(batch.regret[-1].tolist())) > 1  # the noise makes the replications differ
+    learner = safe_learned_cost_vtr()
+    batch = sim.run(learner, m, 60, 3, seed=11)
+    regret = batch.metrics["regret"]
+    assert len(set(regret[-1].tolist())) > 1  # the noise makes the replications differ
     for r in range(3):
-        alone = run_learned_cost_episodes(learner, m, 60, 1, seed=11, rep_offset=r)
-        np.testing.assert_allclose(alone.regret[:, 0], batch.regret[:, r], atol=1e-9)
-        np.testing.assert_array_equal(alone.unsafe_visits[:, 0], batch.unsafe_visits[:, r])
-    again = run_learned_cost_episodes(learner, m, 60, 3, seed=11)
-    np.testing.assert_array_equal(again.regret, batch.regret)
-    other = run_learned_cost_episodes(learner, m, 60, 3, seed=12)
-    assert not np.array_equal(other.regret, batch.regret)
+        alone = sim.run(learner, m, 60, 1, seed=11, rep_offset=r)
+        np.testing.assert_allclose(alone.metrics["regret"][:, 0], regret[:, r], atol=1e-9)
+        np.testing.assert_array_equal(alone.metrics["violations"][:, 0], batch.metrics["violations"][:, r])
+    again = sim.run(learner, m, 60, 3, seed=11)
+    np.testing.assert_array_equal(again.metrics["regret"], regret)
+    other = sim.run(learner, m, 60, 3, seed=12)
+    assert not np.array_equal(other.metrics["regret"], regret)
 
 
 def test_safe_learner_never_violates_and_point_estimate_does():
     m = safe_cost_ladder(4, safety_gap=0.15)
-    safe = run_learned_cost_episodes(_learner(m), m, 40, 8, seed=1)
-    assert safe.unsafe_visits.max() == 0 and np.all(safe.regret >= -1e-12)
-    point = run_learned_cost_episodes(_learner(m, pessimistic=False), m, 5, 8, seed=1)
-    assert np.all(point.unsafe_visits[-1] > 0)  # the top rung is played in episode 1 (mu_hat = 0)
-    assert point.learner.endswith("point-estimate")
+    safe = sim.run(safe_learned_cost_vtr(), m, 40, 8, seed=1)
+    assert safe.metrics["violations"].max() == 0 and np.all(safe.metrics["regret"] >= -1e-12)
+    point = sim.run(safe_learned_cost_vtr(pessimistic=False), m, 5, 8, seed=1)
+    assert np.all(point.metrics["violations"][-1] > 0)  # the top rung is played in episode 1 (mu_hat = 0)
+    assert point.learner == "safe_learned_cost_vtr" and point.learner_params["pessimistic"] is False
 
 
 def test_cost_noise_is_standard_normal():
@@ -157,18 +171,22 @@ def test_validation_errors():
             safe_cost_ladder(4, threshold=tau)
     with pytest.raises(ValueError, match="rung_rewards"):
         safe_cost_ladder(4, rung_rewards=(1.0, 0.5, 2.0, 0.0))
-    with pytest.raises(ValueError, match="cost_features must have shape"):
-        safe_learned_cost_vtr(m.features, m.cost_features[:2], 0.6, m.safe_states)
-    with pytest.raises(ValueError, match="threshold"):
-        safe_learned_cost_vtr(m.features, m.cost_features, 1.2, m.safe_states)
-    with pytest.raises(ValueError, match="safe_states"):
-        safe_learned_cost_vtr(m.features, m.cost_features, 0.6, np.ones(4, dtype=bool))
-    with pytest.raises(TypeError, match="pessimistic"):
-        safe_learned_cost_vtr(m.features, m.cost_features, 0.6, m.safe_states, pessimistic=1)
     with pytest.raises(ValueError, match="noise_scale"):
-        safe_learned_cost_vtr(m.features, m.cost_features, 0.6, m.safe_states, noise_scale=-1.0)
-    learner = _learner(m)
-    with pytest.raises(TypeError, match="LearnedCostSafeMixture"):
-        run_learned_cost_episodes(learner, m.to_known_cost(), 5, 2)
+        LearnedCostSafeMixture(**{**kw, "noise_scale": -1.0})
+    with pytest.raises(ValueError, match="start state"):
+        LearnedCostSafeMixture(**{**kw, "initial_state": 2})  # the unsafe state
+    with pytest.raises(TypeError, match="pessimistic"):
+        safe_learned_cost_vtr(pessimistic=1)
+    with pytest.raises(TypeError, match="reachability"):
+        safe_learned_cost_vtr(reachability="yes")
+    with pytest.raises(ValueError, match="cost_lam"):
+        safe_learned_cost_vtr(cost_lam=0.0)
+    with pytest.raises(ValueError, match="param_bound"):
+        safe_learned_cost_vtr(param_bound=-1.0)
+    learner = safe_learned_cost_vtr()
+    with pytest.raises(ValueError, match="feedback"):  # the known-cost environment reveals no noisy costs
+        sim.run(learner, m.to_known_cost(), 5, 2)
+    with pytest.raises(ValueError, match="feedback"):
+        sim.run(learner, safe_trap_mixture(4), 5, 2)
     with pytest.raises(ValueError, match="checkpoints"):
-        run_learned_cost_episodes(learner, m, 5, 2, checkpoints=[3, 2])
+        sim.run(learner, m, 5, 2, checkpoints=[6])
