@@ -4,11 +4,13 @@ Regret learners declare ``feedback == "bandit"``: each round every replication
 pulls one arm and sees only that arm's outcome (contract:
 :mod:`expertlab.sim._bandit_run`).  :data:`LEARNERS` maps registered names to
 factories and :data:`instances.INSTANCES` does the same for arm sets.  The
-pure-exploration procedures (active ranking of experts, LinFACT),
-PASCombUCB and the contextual learners with expert advice whose accuracy
-varies by region (expertise trees over in-house Hoeffding regression trees,
-with kNN, Exp4 and global Thompson baselines) have their own batched drivers
-and return frozen results.
+pure-exploration procedures (active ranking of experts, LinFACT)
+and PASCombUCB have their own batched drivers and return frozen results.
+The contextual learners with expert advice (Exp4; expertise trees over
+in-house Hoeffding regression trees, with kNN and global Thompson baselines)
+declare ``feedback == "advice"`` and run on the environments
+:func:`contextual_policies` and :func:`partitioned_expertise` through
+:func:`expertlab.sim.run` (contract: :mod:`expertlab.bandits._advice`).
 """
 
 from ..sim._rates import document_claims as _document_claims
@@ -19,9 +21,10 @@ from ._best_expert import best_expert, cluster_below_best_means
 from ._elimination import EliminationState, successive_elimination
 from ._etc import etc_expected_regret, explore_then_commit
 from ._exp3 import Exp3State, exp3, exp3_ix
-from ._exp4 import AdviceInstance, Exp4Result, contextual_policies, exp4
-from ._expertise_trees import (ExpertAdviceResult, PartitionedExpertise, exp4_experts, expertise_trees,
-                               global_thompson, knn_experts, partitioned_expertise)
+from ._advice import (Advice, AdviceChoice, AdviceInstance, PartitionedExpertise, contextual_policies,
+                      partitioned_expertise)
+from ._exp4 import Exp4State, exp4
+from ._expertise_trees import ExpertiseTreesState, KnnExpertsState, expertise_trees, global_thompson, knn_experts
 from ._hoeffding_tree import (HoeffdingTreeConfig, HoeffdingTreeState, hoeffding_tree_config, hoeffding_tree_init,
                               hoeffding_tree_leaves, hoeffding_tree_update)
 from ._kl_ucb import kl_ucb, kl_ucb_index
@@ -47,6 +50,16 @@ def _register() -> None:
     sim.register_learner("exp3_ix", exp3_ix, family="bandits", feedback="bandit",
                          example=lambda: (exp3_ix(40, 3), instances.bernoulli([0.3, 0.5, 0.7]), 40))
     _document_claims(exp3_ix, "exp3_ix")
+    # contextual bandits with expert advice (feedback "advice")
+    sim.register_learner("exp4", exp4, family="bandits", feedback="advice",
+                         example=lambda: (exp4(), contextual_policies(3, 3, 4), 40))
+    for name, factory in (("expertise_trees", expertise_trees), ("global_thompson", global_thompson),
+                          ("knn_experts", knn_experts)):
+        sim.register_learner(name, factory, family="bandits", feedback="advice",
+                             example=lambda f=factory: (f(), partitioned_expertise(), 40))
+    for name, factory in (("contextual_policies", contextual_policies),
+                          ("partitioned_expertise", partitioned_expertise)):
+        sim.register_environment(name, factory, family="bandits", feedback="advice")
     for name, factory in instances.INSTANCES.items():
         sim.register_environment(name, factory, family="bandits", feedback="bandit")
 
@@ -66,18 +79,20 @@ __all__ = [
     "exp3",
     "exp3_ix",
     "Exp3State",
-    "exp4",
-    "Exp4Result",
+    # contextual bandits with expert advice
+    "Advice",
+    "AdviceChoice",
     "AdviceInstance",
     "contextual_policies",
-    # expertise trees
-    "ExpertAdviceResult",
     "PartitionedExpertise",
     "partitioned_expertise",
+    "exp4",
+    "Exp4State",
     "expertise_trees",
+    "ExpertiseTreesState",
     "global_thompson",
     "knn_experts",
-    "exp4_experts",
+    "KnnExpertsState",
     "HoeffdingTreeConfig",
     "HoeffdingTreeState",
     "hoeffding_tree_config",

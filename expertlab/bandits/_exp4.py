@@ -1,135 +1,92 @@
 r"""Exp4: exponential weights over experts that give advice, with bandit feedback.
 
 Each round :math:`N` experts each recommend a distribution
-:math:`\xi_{j,t} \in \Delta_K` over the :math:`K` arms (for a contextual
-problem: the arm their policy picks in this round's context).  The learner
-plays an arm and sees only its loss; regret is measured against the best
-expert.  The advice and the losses are an :class:`AdviceInstance`, drawn
-from the counter-based generator, so a run is a pure function of
-``(seed, replication, round, index)``; replications run in one compiled
-kernel (``prange`` over replications, the round loop inside).
+:math:`\xi_{j,t} \in \Delta_K` over the :math:`K` arms (on the
+environments of :mod:`expertlab.bandits._advice`: the indicator of the arm
+their policy picks in this round's context).  The learner plays an arm and
+sees only its reward; regret is measured against the best expert.  The
+array path is the reference; a fused Numba kernel (``prange`` over
+replications, the round loop inside) is registered as the ``numba`` fast
+path of Exp4 on :class:`~expertlab.bandits.AdviceInstance` and
+:class:`~expertlab.bandits.PartitionedExpertise` and draws from the same keys
+in the same order.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import time
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from .._random import LEARNER_STREAM, rep_key, round_key, seed_to_uint64, stream_key, uniform
-from .._validation import check_float, check_int
-from ..sim._engine import checkpoint_grid
-from ._common import sample_index
+from .._backend import get_namespace
+from .._random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
+from .._validation import check_float
+from ..sim._arms import rowsum
+from ..sim._engine import register_fast_path
+from ..sim._protocol import Learner
+from ._advice import AdviceChoice, AdviceInstance, PartitionedExpertise
+from ._common import check_feedback, sample_index
 
-__all__ = ["AdviceInstance", "Exp4Result", "exp4", "contextual_policies"]
-
-
-class AdviceInstance(NamedTuple):
-    r"""Contexts, arm means per context and expert policies.
-
-    ``means[c, a]`` is the mean reward of arm ``a`` in context ``c`` (contexts
-    uniform over ``n_contexts``); expert ``j`` plays ``policies[j, c]`` in
-    context ``c``, so its advice is that arm's indicator.
-    """
-
-    name: str
-    means: np.ndarray
-    policies: np.ndarray
-    params: dict
-
-    @property
-    def n_arms(self) -> int:
-        return self.means.shape[1]
-
-    @property
-    def n_experts(self) -> int:
-        return self.policies.shape[0]
-
-    def expert_values(self) -> np.ndarray:
-        """Expected reward per round of each expert (contexts uniform)."""
-        c = np.arange(self.means.shape[0])
-        return self.means[c[None, :], self.policies].mean(axis=1)
+__all__ = ["exp4", "Exp4State"]
 
 
-def contextual_policies(n_contexts: int, n_arms: int, n_experts: int, *, gap: float = 0.2, seed: int = 0
-                        ) -> AdviceInstance:
-    r"""A contextual instance: in each context one arm has mean :math:`\tfrac12 + \Delta`, the others :math:`\tfrac12`.
-
-    Expert 0 is the optimal policy; the other ``n_experts - 1`` are random
-    policies (a fixed NumPy generator seeded by ``seed``), forced to differ
-    from the optimal one in at least one context.
-
-    Examples
-    --------
-    >>> inst = contextual_policies(4, 3, 8, gap=0.2)
-    >>> inst.means.shape, inst.policies.shape, int(np.argmax(inst.expert_values()))
-    ((4, 3), (8, 4), 0)
-    """
-    C = check_int(n_contexts, "n_contexts")
-    K = check_int(n_arms, "n_arms", minimum=2)
-    N = check_int(n_experts, "n_experts", minimum=2)
-    gap = check_float(gap, "gap", positive=True, maximum=0.5)
-    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
-    best = rng.integers(0, K, size=C)
-    means = np.full((C, K), 0.5)
-    means[np.arange(C), best] += gap
-    pol = rng.integers(0, K, size=(N, C))
-    pol[0] = best
-    for j in range(1, N):
-        if np.array_equal(pol[j], best):
-            pol[j, 0] = (best[0] + 1) % K
-    return AdviceInstance("contextual_policies", means, pol.astype(np.int64),
-                          dict(n_contexts=C, n_arms=K, n_experts=N, gap=gap, seed=seed))
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Exp4Result:
-    r"""Regret of :func:`exp4` against the best expert, on a checkpoint grid.
+class Exp4State(NamedTuple):
+    r"""State of :func:`exp4` (leading axis: replications).
 
     Attributes
     ----------
-    checkpoints : ndarray of int
-    regret : ndarray, shape (n_checkpoints, n_reps)
-        Expected regret against the best expert in expectation:
-        :math:`\sum_t \big(\mu_{c_t}(\pi^\star(c_t)) - \langle p_t, \mu_{c_t}\rangle\big)`
-        with :math:`\pi^\star` the expert of largest mean reward.
-    weights : ndarray, shape (n_reps, n_experts)
-        The final distribution over experts.
-    eta : float
-    seed : int
-    wall_time : float
+    loss_est : array, shape (n_reps, n_experts)
+        Cumulative loss estimates :math:`\tilde L_{t,j}` of the experts.
+    eta : array, shape (n_reps,)
+        The learning rate.
+    advice : array of int, shape (n_reps, n_experts)
+        The advice of the current round (kept by ``act`` for ``update``).
+    p : array, shape (n_reps, n_arms)
+        The distribution over arms played in the current round (zero before the first).
     """
 
-    checkpoints: np.ndarray
-    regret: np.ndarray
-    weights: np.ndarray
-    eta: float
-    seed: int
-    wall_time: float
+    loss_est: object
+    eta: object
+    advice: object
+    p: object
 
 
-def exp4(instance: AdviceInstance, horizon: int, *, eta: float | None = None, n_reps: int = 100, seed=0,
-         rep_offset: int = 0, checkpoints=None) -> Exp4Result:
-    r"""Exp4 (loss-based, no explicit exploration) on an advice instance.
+class Exp4Kernel(NamedTuple):
+    """Marks a learner as Exp4 for its compiled fast path; ``eta`` is ``None`` when tuned to the run."""
+
+    eta: float | None
+
+
+def _tuned_eta(horizon: int, n_arms: int, n_experts: int) -> float:
+    return math.sqrt(2.0 * math.log(n_experts) / (horizon * n_arms))
+
+
+def _experts(spec) -> int:
+    n = spec.info.get("n_experts")
+    if n is None:
+        raise ValueError(f"exp4 needs an environment with expert advice (spec.n_experts), got {spec!r}")
+    return int(n)
+
+
+def exp4(eta: float | None = None) -> Learner:
+    r"""Exp4 (loss-based, no explicit exploration): exponential weights over experts, bandit feedback.
 
     Parameters
     ----------
-    instance : AdviceInstance
-        :func:`contextual_policies`.
-    horizon : int
     eta : float, optional
-        Learning rate; default :math:`\sqrt{2\ln N/(TK)}`, the tuning of the bound below.
-    n_reps, seed, rep_offset
-        As in :func:`expertlab.sim.run`.
-    checkpoints : array of int, optional
+        Learning rate; default :math:`\sqrt{2\ln N/(TK)}` with :math:`T` the
+        run's horizon (the tuning of the bound below).
 
     Returns
     -------
-    Exp4Result
+    Learner
+        A randomised ``"advice"`` learner; ``act`` returns the arm with the
+        distributions :math:`p_t` over arms and :math:`q_t` over experts
+        (:class:`~expertlab.bandits.AdviceChoice`).  A fused Numba kernel is
+        registered for it on :func:`contextual_policies` and
+        :func:`partitioned_expertise` environments.
 
     Notes
     -----
@@ -140,90 +97,182 @@ def exp4(instance: AdviceInstance, horizon: int, *, eta: float | None = None, n_
     Then the expected regret against the best expert is at most
     :math:`\ln N/\eta + \eta T K/2`, which is :math:`\sqrt{2TK\ln N}` at the
     default :math:`\eta` (Theorem 4.2 of [2]_, the loss-based version of
-    Exp4 of [1]_; theorem number not re-checked).  Rewards are Bernoulli
-    draws of the context's arm means; the loss is one minus the reward.
+    Exp4 of [1]_; theorem number not re-checked).  The loss is one minus the
+    reward; the arm is drawn by inverse CDF from uniform 0 of the round's
+    learner key (the first arm whose cumulative probability exceeds it).
+
+    [validated-rates]
 
     References
     ----------
     .. [1] P. Auer, N. Cesa-Bianchi, Y. Freund, R. E. Schapire, "The
        nonstochastic multiarmed bandit problem", SIAM J. Computing 32(1), 2002 (Exp4).
     .. [2] S. Bubeck and N. Cesa-Bianchi, "Regret Analysis of Stochastic and
-       Nonstochastic Multi-armed Bandit Problems", 2012, Section 4.2.
+       Nonstochastic Multi-armed Bandit Problems", Foundations and Trends in
+       Machine Learning 5(1), 2012, Section 4.2, Theorem 4.2.
 
     Examples
     --------
+    >>> from expertlab import sim
     >>> from expertlab.bandits import contextual_policies, exp4
     >>> inst = contextual_policies(4, 3, 16, gap=0.3)
-    >>> res = exp4(inst, 2000, n_reps=20, seed=0)
-    >>> bool(res.weights[:, 0].mean() > 0.5), bool(res.regret[-1].mean() < 2000 * 0.3 / 2)
-    (True, True)
+    >>> res = sim.run(exp4(), inst, horizon=2000, n_reps=20, seed=0,
+    ...               metrics=["expected_best_expert_regret", "oracle_follows"])
+    >>> bool(res.mean("expected_best_expert_regret")[-1] < 2000 * 0.3 / 2)
+    True
+    >>> bool(res.mean("oracle_follows")[-1] > 0.5 * 2000)
+    True
     """
-    if not isinstance(instance, AdviceInstance):
-        raise TypeError(f"instance must be an AdviceInstance, got {type(instance).__name__}")
-    T = check_int(horizon, "horizon")
-    n_reps = check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    K, N = instance.n_arms, instance.n_experts
-    C = instance.means.shape[0]
-    eta = math.sqrt(2.0 * math.log(N) / (T * K)) if eta is None else check_float(eta, "eta", positive=True)
-    ck = checkpoint_grid(T) if checkpoints is None else np.unique(np.asarray(checkpoints, dtype=np.int64))
-    if ck.size == 0 or ck[0] < 1 or ck[-1] > T:
-        raise ValueError(f"checkpoints must be a non-empty set of rounds in [1, {T}]")
-    seed_u = seed_to_uint64(seed)
-    best = int(np.argmax(instance.expert_values()))
-    out = np.zeros((ck.size, n_reps))
-    weights = np.zeros((n_reps, N))
-    t0 = time.perf_counter()
-    with np.errstate(over="ignore"):
-        _exp4_kernel(np.ascontiguousarray(instance.means), np.ascontiguousarray(instance.policies), best, eta,
-                     seed_u, np.int64(rep_offset), np.int64(T), ck, out, weights)
-    wall = time.perf_counter() - t0
-    return Exp4Result(ck, out, weights, eta, int(seed_u), wall)
+    eta = None if eta is None else check_float(eta, "eta", positive=True)
+
+    def init(spec, n_reps, keys=None, xp=np):
+        K, N = spec.n_actions, _experts(spec)
+        e = _tuned_eta(spec.horizon, K, N) if eta is None else eta
+        return Exp4State(loss_est=xp.zeros((n_reps, N)), eta=xp.full(n_reps, e),
+                         advice=xp.zeros((n_reps, N), dtype=xp.int64), p=xp.zeros((n_reps, K)))
+
+    def act(state, obs, keys):
+        xp = get_namespace(state.loss_est)
+        L = state.loss_est
+        n_reps, N = L.shape
+        adv = obs.advice
+        if tuple(adv.shape) != (n_reps, N):
+            raise ValueError(f"exp4: the advice must have shape ({n_reps}, {N}), got {tuple(adv.shape)}")
+        K = state.p.shape[1]
+        lo = xp.min(L, axis=1)
+        w = xp.exp(-state.eta[:, None] * (L - lo[:, None]))
+        q = w / rowsum(xp, w)[:, None]
+        # p_i = sum of q_j over the experts advising arm i, added in expert order (as in the kernel; the
+        # zeros of the other experts add exactly nothing)
+        onehot = adv[:, :, None] == xp.arange(K)[None, None, :]
+        p = xp.cumsum(xp.where(onehot, q[:, :, None], 0.0), axis=1)[:, N - 1, :]
+        u = uniform(keys, np.uint64(0))
+        arm = xp.astype(xp.minimum(xp.sum(xp.cumsum(p, axis=1) <= u[:, None], axis=1), K - 1), xp.int64)
+        return AdviceChoice(arm, None, p, q), state._replace(advice=adv, p=p)
+
+    def update(state, choice, reward, keys=None):
+        xp = get_namespace(state.loss_est)
+        arm = choice.arm
+        check_feedback(state.p, arm, reward)
+        rows = xp.arange(arm.shape[0])
+        est = (1.0 - reward) / state.p[rows, arm]
+        return state._replace(loss_est=state.loss_est + xp.where(state.advice == arm[:, None], est[:, None], 0.0))
+
+    return Learner(name="exp4", feedback="advice", init=init, act=act, update=update,
+                   params={} if eta is None else {"eta": eta}, kernel=Exp4Kernel(eta), doc=exp4.__doc__)
 
 
-@njit(parallel=True, cache=False)
-def _exp4_kernel(means, policies, best, eta, seed, rep_offset, T, ck, out, weights):
+
+# --------------------------------------------------------------------------
+# the compiled fast path: Exp4 on an advice environment, one fused kernel
+
+
+@njit(parallel=True, cache=True)
+def _exp4_kernel(kind, means, table, oracle, best_means, accurate, n_features, n_split, cells_per_axis, eta, seed,
+                 rep_offset, horizon, ck, out_regret, out_best, out_reward, out_expected, out_expected_best,
+                 out_follows, pulls):
     C, K = means.shape
-    N = policies.shape[0]
-    for r in prange(out.shape[1]):
+    N = table.shape[0]
+    m = cells_per_axis
+    for r in prange(out_regret.shape[1]):
         rk = rep_key(seed, np.uint64(rep_offset + r))
         lk = stream_key(rk, LEARNER_STREAM)
         L = np.zeros(N)
         q = np.zeros(N)
         p = np.zeros(K)
         regret = 0.0
+        best = 0.0
+        cum_y = 0.0
+        expected = 0.0
+        expected_best = 0.0
+        follows = 0.0
         c_idx = 0
-        for t in range(T):
+        for t in range(horizon):
             key = round_key(rk, np.uint64(t))
-            ctx = int(uniform(key, np.uint64(K)) * C)
-            if ctx >= C:
-                ctx = C - 1
-            lo = L.min()
+            if kind == 0:  # AdviceInstance: context index from uniform K
+                ctx = int(uniform(key, np.uint64(K)) * C)
+                if ctx > C - 1:
+                    ctx = C - 1
+            else:  # PartitionedExpertise: the cell of x_i = uniform i, i < n_features
+                ctx = 0
+                mult = 1
+                for i in range(n_split):
+                    k = int(uniform(key, np.uint64(i)) * m)
+                    if k > m - 1:
+                        k = m - 1
+                    ctx += k * mult
+                    mult *= m
+            lo = L[0]
+            for j in range(1, N):
+                if L[j] < lo:
+                    lo = L[j]
             tot = 0.0
             for j in range(N):
                 q[j] = math.exp(-eta * (L[j] - lo))
                 tot += q[j]
-            p[:] = 0.0
+            for i in range(K):
+                p[i] = 0.0
             for j in range(N):
-                q[j] /= tot
-                p[policies[j, ctx]] += q[j]
+                q[j] = q[j] / tot
+                p[table[j, ctx]] += q[j]
             a = sample_index(p, K, uniform(round_key(lk, np.uint64(t)), np.uint64(0)))
-            reward = 1.0 if uniform(key, np.uint64(a)) < means[ctx, a] else 0.0
-            est = (1.0 - reward) / p[a]
+            if kind == 0:
+                u = uniform(key, np.uint64(a))
+            else:
+                u = uniform(key, np.uint64(n_features))
+            mu = means[ctx, a]
+            y = 1.0 if u < mu else 0.0
+            est = (1.0 - y) / p[a]
             for j in range(N):
-                if policies[j, ctx] == a:
+                if table[j, ctx] == a:
                     L[j] += est
+            pulls[r, a] += 1
+            regret += oracle[ctx] - mu
+            best += best_means[ctx] - mu
+            cum_y += y
             mix = 0.0
             for i in range(K):
                 mix += p[i] * means[ctx, i]
-            regret += means[ctx, policies[best, ctx]] - mix
+            expected += oracle[ctx] - mix
+            expected_best += best_means[ctx] - mix
+            fol = 0.0
+            for j in range(N):
+                fol += q[j] * accurate[j, ctx]
+            follows += fol
             if c_idx < ck.shape[0] and t + 1 == ck[c_idx]:
-                out[c_idx, r] = regret
+                out_regret[c_idx, r] = regret
+                out_best[c_idx, r] = best
+                out_reward[c_idx, r] = cum_y
+                out_expected[c_idx, r] = expected
+                out_expected_best[c_idx, r] = expected_best
+                out_follows[c_idx, r] = follows
                 c_idx += 1
-        lo = L.min()
-        tot = 0.0
-        for j in range(N):
-            q[j] = math.exp(-eta * (L[j] - lo))
-            tot += q[j]
-        for j in range(N):
-            weights[r, j] = q[j] / tot
+
+
+_FAST_METRICS = ("regret", "best_expert_regret", "reward", "expected_regret", "expected_best_expert_regret",
+                 "oracle_follows")
+
+
+def _supports(learner, env) -> bool:
+    return isinstance(learner.kernel, Exp4Kernel) and isinstance(env, (AdviceInstance, PartitionedExpertise))
+
+
+def _drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+    spec = env.spec
+    K, N = spec.n_actions, spec.n_experts
+    eta = learner.kernel.eta if learner.kernel.eta is not None else _tuned_eta(horizon, K, N)
+    means, table, oracle, best_means, accurate = env._tables()
+    if isinstance(env, AdviceInstance):
+        kind, p, s, m = 0, 0, 0, 1
+    else:
+        kind, p, s, m = 1, env.n_features, env.n_split_features, env.cells_per_axis
+    outs = [np.zeros((ckpts.size, n_reps)) for _ in _FAST_METRICS]
+    pulls = np.zeros((n_reps, K), dtype=np.int64)
+    _exp4_kernel(np.int64(kind), means, np.ascontiguousarray(table, dtype=np.int64), oracle, best_means,
+                 np.ascontiguousarray(accurate), np.int64(p), np.int64(s), np.int64(m), float(eta), np.uint64(seed_u),
+                 np.int64(rep_offset), np.int64(horizon), np.ascontiguousarray(ckpts, dtype=np.int64), *outs, pulls)
+    return dict(zip(_FAST_METRICS, outs)), {"pulls": pulls}
+
+
+register_fast_path("numba", "exp4-advice", supports=_supports, metrics=_FAST_METRICS, driver=_drive,
+                   compiled=lambda learner, env: bool(_exp4_kernel.signatures))
