@@ -23,15 +23,15 @@ from ._hedge import HedgeState, hedge
 from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
                      random_bipartite)
 from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
-from ._memory_adaptive import (AdaptiveAdversary, AdaptiveMemoryLearner, AdaptiveRunResult, MemoryAdaptiveState,
-                               memory_adaptive, recent_plays_attack, run_adaptive)
+from ._memory_adaptive import (AdaptiveAdversary, AttackState, MemoryAdaptiveState, memory_adaptive,
+                               recent_plays_attack)
 from ._mentor import MentorResult, ask_mentor
 from ._mentor_instances import INPUT_KINDS as _MENTOR_INPUT_KINDS
 from ._mentor_instances import MentorInstance, threshold_mentor
 from ._mlprod import MLProdState, ml_prod
 from ._privacy import AuditResult, PrivacyCost, privacy_audit
-from ._private import (NoisyFTPLState, PrivateLearner, PrivateRunResult, SparseVectorState, TreeFTRLState,
-                       audit_private, noisy_ftpl, realizable, run_private, sparse_vector_experts, tree_ftrl)
+from ._private import (NoisyFTPLState, SparseVectorState, TreeFTRLState, audit_private, noisy_ftpl, privacy_cost,
+                       realizable, sparse_vector_experts, tree_ftrl)
 from ._private_small_loss import (SmallLossSchedule, SmallLossState, small_loss_experts, small_loss_instance,
                                   small_loss_schedule)
 from ._squint import SquintState, squint
@@ -53,6 +53,20 @@ def _register() -> None:
     sim.register_learner("memory_bounded", memory_bounded, family="experts", feedback="full",
                          example=lambda: (memory_bounded(memory=2), instances.needle(6, gap=0.2), 40))
     _document_claims(memory_bounded, "memory_bounded")
+    # memory against an adaptive adversary; private experts (one-hot plays, NumPy code)
+    sim.register_learner("memory_adaptive", memory_adaptive, family="experts", feedback="full",
+                         example=lambda: (memory_adaptive(4, epoch=8), recent_plays_attack(8, window=2), 40))
+    for name, factory, make in (
+            ("sparse_vector_experts", sparse_vector_experts, lambda: sparse_vector_experts(2.0, 40)),
+            ("noisy_ftpl", noisy_ftpl, lambda: noisy_ftpl(2.0, 40)),
+            ("tree_ftrl", tree_ftrl, lambda: tree_ftrl(2.0, 40)),
+            ("small_loss_experts", small_loss_experts, lambda: small_loss_experts(2.0, 40))):
+        sim.register_learner(name, factory, family="experts", feedback="full",
+                             example=lambda make=make: (make(), instances.needle(4, gap=0.2), 40))
+    sim.register_environment("recent_plays_attack", recent_plays_attack, family="experts", feedback="full",
+                             example=lambda: (memory_adaptive(4, epoch=8), recent_plays_attack(8, window=2), 40))
+    sim.register_environment("realizable", realizable, family="experts", feedback="full")
+    sim.register_environment("small_loss", small_loss_instance, family="experts", feedback="full")
     for name, factory in instances.INSTANCES.items():
         sim.register_environment(name, factory, family="experts", feedback="full")
 
@@ -85,11 +99,9 @@ __all__ = [
     "state_nbytes",
     "memory_adaptive",
     "MemoryAdaptiveState",
-    "AdaptiveMemoryLearner",
     "AdaptiveAdversary",
-    "AdaptiveRunResult",
+    "AttackState",
     "recent_plays_attack",
-    "run_adaptive",
     # private experts in the realizable regime
     "sparse_vector_experts",
     "SparseVectorState",
@@ -102,9 +114,7 @@ __all__ = [
     "SmallLossSchedule",
     "SmallLossState",
     "small_loss_instance",
-    "PrivateLearner",
-    "PrivateRunResult",
-    "run_private",
+    "privacy_cost",
     "audit_private",
     "realizable",
     "PrivacyCost",

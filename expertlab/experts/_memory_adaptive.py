@@ -1,52 +1,156 @@
-r"""Memory-bounded experts against an adaptive adversary that sees the learner's past choices.
+r"""Memory-bounded experts against an adaptive adversary that sees the learner's past plays.
 
-The adversary of :func:`recent_plays_attack` remembers the last ``window``
-experts the learner played and gives each of them loss 1; every other expert
-loses a fair coin.  A pool learner that concentrates its play on a few
-remembered experts (:func:`~expertlab.experts.memory_bounded`) keeps playing
-experts it played a moment ago and pays 1 almost every round, while the best
-expert in hindsight is an untouched fair coin: linear regret.  The variant
-:func:`memory_adaptive` plays its pool in a cyclic order drawn afresh each
-epoch, so with a pool larger than the window it never replays an expert the
-adversary still remembers (except at the few epoch boundaries), and its
-regret is that of fair coins, :math:`O(\sqrt{T\ln n})`.
-
-:func:`run_adaptive` is the driver: the adversary's losses depend on the
-sampled plays, which :func:`expertlab.sim.run` (oblivious instances) does not
-provide.  It draws every random number from the counter-based generator,
-keyed by (seed, replication, round, index).
+The adversary of :func:`recent_plays_attack` is an environment (feedback
+kind ``"full"``, run by :func:`expertlab.sim.run`) whose state remembers the
+last ``window`` experts the learner played; it gives each of them loss 1 and
+every other expert a fair coin.  A pool learner that concentrates its play
+on a few remembered experts (:func:`~expertlab.experts.memory_bounded`) keeps
+playing experts it played a moment ago and pays 1 almost every round, while
+the best expert in hindsight is an untouched fair coin: linear regret.  The
+variant :func:`memory_adaptive` plays its pool in a cyclic order drawn
+afresh each epoch, so with a pool larger than the window it never replays
+an expert the adversary still remembers (except at the few epoch
+boundaries), and its regret is that of fair coins, :math:`O(\sqrt{T\ln n})`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 from .. import _random
-from .._validation import check_int
-from ..sim._protocol import Learner
-from ..sim._engine import checkpoint_grid
+from .._validation import check_int, check_losses
+from ..sim._losses import FullFeedback
+from ..sim._protocol import EnvSpec, Environment, Learner, Metric
+from ._common import check_init
 from ._memory_bounded import _n_new, _refill
 
-__all__ = ["AdaptiveAdversary", "recent_plays_attack", "memory_adaptive", "MemoryAdaptiveState",
-           "AdaptiveMemoryLearner", "AdaptiveRunResult", "run_adaptive"]
+__all__ = ["AdaptiveAdversary", "AttackState", "recent_plays_attack", "memory_adaptive", "MemoryAdaptiveState"]
 
-_PLAY_STREAM = np.uint64(0x3C6EF372FE94F82B)    # the driver's draw of the play from p (sim.Learner path)
+_PLAY_STREAM = np.uint64(0x3C6EF372FE94F82B)    # the environment's draw of the play from p
 _ORDER_STREAM = np.uint64(0xA54FF53A5F1D36F1)   # memory_adaptive's cyclic order
 _ADV_STREAM = np.uint64(0x510E527FADE682D1)     # the adversary's coins
 
 
-class AdaptiveAdversary(NamedTuple):
-    """An adaptive adversary: fair coins, loss 1 on the last ``window`` plays of the learner."""
+class AttackState(NamedTuple):
+    """State of an :class:`AdaptiveAdversary` (leading axis: replications).
+
+    ``coin_key`` and ``play_key`` are the ``(n_reps,)`` keys of the coins and
+    of the draw of the play; ``recent`` ``(n_reps, window)`` holds the last
+    ``window`` plays (``-1`` before the first ones), play of round ``t`` in
+    slot ``t mod window``.
+    """
+
+    coin_key: Any
+    play_key: Any
+    recent: Any
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class AdaptiveAdversary(Environment):
+    r"""An adaptive adversary (feedback ``"full"``): fair coins, loss 1 on the learner's last ``window`` plays.
+
+    Built by :func:`recent_plays_attack`.  The learner's action is the
+    ``(n_reps, n_experts)`` distribution ``p`` it plays (one-hot for a
+    learner that picks an expert); the environment draws the played expert
+    :math:`I_t` from ``p`` (a uniform of its own key stream, inverse CDF, so
+    a one-hot ``p`` gives its expert) and remembers it.  The feedback is
+    :class:`expertlab.sim.FullFeedback` ``(loss, None)``.
+
+    Metrics
+    -------
+    ``regret``
+        The regret of the played experts,
+        :math:`\sum_{s\le t}\ell_{s,I_s} - \min_i \sum_{s\le t}\ell_{s,i}`;
+        ``final["expert_regret"]`` each expert's at the horizon.
+    ``hits``
+        Rounds in which the play was among the adversary's remembered plays
+        (loss 1 by the attack).
+    ``mixture_regret``
+        :math:`\sum_s\langle p_s, \ell_s\rangle - \min_i L_{t,i}` (equal to
+        ``regret`` for a one-hot learner).
+    """
 
     name: str
     n_experts: int
     window: int
     params: Mapping[str, Any]
+
+    default_metrics = ("regret", "hits")
+
+    @property
+    def spec(self) -> EnvSpec:
+        return EnvSpec(feedback="full", unit="round", n_actions=self.n_experts)
+
+    def reset(self, n_reps, keys, xp):
+        keys = np.asarray(keys, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            ak = _random.stream_key(keys, _ADV_STREAM)
+            pk = _random.stream_key(keys, _PLAY_STREAM)
+        return AttackState(ak, pk, np.full((keys.shape[0], self.window), -1, dtype=np.int64))
+
+    def step(self, state, p, t, keys):
+        n_reps, n = state.recent.shape[0], self.n_experts
+        if not hasattr(p, "shape") or tuple(p.shape) != (n_reps, n):
+            raise ValueError(f"p must have shape {(n_reps, n)}, got {getattr(p, 'shape', type(p).__name__)}")
+        p = np.asarray(p, dtype=np.float64)
+        total = p.sum(axis=1)
+        if not (np.all(np.isfinite(total)) and np.all(total > 0) and p.min() >= 0):
+            raise ValueError("p must hold probabilities: finite, non-negative, positive in every row")
+        idx = np.arange(n, dtype=np.uint64)[None, :]
+        tt = np.uint64(t)
+        with np.errstate(over="ignore"):
+            loss = (_random.uniform(_random.round_key(state.coin_key, tt)[:, None], idx) < 0.5).astype(np.float64)
+            u = _random.uniform(_random.round_key(state.play_key, tt), np.uint64(0))
+        recent = state.recent
+        rows = np.arange(n_reps)
+        marked = recent >= 0
+        loss[np.broadcast_to(rows[:, None], recent.shape)[marked], recent[marked]] = 1.0
+        play = np.argmax(p, axis=1)  # a one-hot row plays its expert (what the inverse CDF below gives it)
+        spread = np.flatnonzero(p[rows, play] != total)
+        if spread.size:  # inverse CDF of the uniform u on the rows that are not one-hot
+            q = p[spread]
+            play[spread] = np.minimum((np.cumsum(q, axis=1) < (u[spread] * total[spread])[:, None]).sum(axis=1),
+                                      n - 1)
+        hit = np.any(recent == play[:, None], axis=1)
+        recent = recent.copy()
+        recent[:, t % self.window] = play
+        info = {"p": p, "loss": loss, "play": play, "hit": hit}
+        return AttackState(state.coin_key, state.play_key, recent), FullFeedback(loss, None), info
+
+    def available_metrics(self) -> Mapping[str, Metric]:
+        return {"regret": _played_regret_metric(), "hits": _hits_metric(), "mixture_regret": _mixture_metric()}
+
+
+def _played_regret_metric() -> Metric:
+    def init(n_reps, xp):
+        return (np.zeros(n_reps), None)
+
+    def update(acc, info, t):
+        own, L = acc
+        loss = info["loss"]
+        return (own + loss[np.arange(loss.shape[0]), info["play"]], loss + 0.0 if L is None else L + loss)
+
+    return Metric("regret", init, update, lambda acc: acc[0] - acc[1].min(axis=1),
+                  lambda acc: {"expert_regret": acc[0][:, None] - acc[1]})
+
+
+def _hits_metric() -> Metric:
+    return Metric("hits", lambda n_reps, xp: np.zeros(n_reps), lambda acc, info, t: acc + info["hit"],
+                  lambda acc: acc)
+
+
+def _mixture_metric() -> Metric:
+    def update(acc, info, t):
+        mix, L = acc
+        loss = info["loss"]
+        return (mix + np.sum(info["p"] * loss, axis=1), loss + 0.0 if L is None else L + loss)
+
+    return Metric("mixture_regret", lambda n_reps, xp: (np.zeros(n_reps), None), update,
+                  lambda acc: acc[0] - acc[1].min(axis=1))
 
 
 def recent_plays_attack(n_experts: int, window: int | None = None) -> AdaptiveAdversary:
@@ -61,6 +165,9 @@ def recent_plays_attack(n_experts: int, window: int | None = None) -> AdaptiveAd
     Returns
     -------
     AdaptiveAdversary
+        An environment for :func:`expertlab.sim.run` (feedback ``"full"``);
+        its metrics are ``regret`` (of the played experts), ``hits`` and
+        ``mixture_regret``.
 
     Notes
     -----
@@ -80,8 +187,16 @@ def recent_plays_attack(n_experts: int, window: int | None = None) -> AdaptiveAd
 
     Examples
     --------
-    >>> recent_plays_attack(64).window
+    >>> from expertlab import sim
+    >>> from expertlab.experts import memory_bounded
+    >>> adv = recent_plays_attack(64)
+    >>> adv.window
     8
+    >>> res = sim.run(memory_bounded(4, epoch=250), adv, horizon=2000, n_reps=4, seed=0)
+    >>> bool(res.mean("hits")[-1] > 0.8 * 2000)  # the pool learner replays remembered experts
+    True
+    >>> bool(res.mean()[-1] > 0.4 * 2000)  # and its regret is linear
+    True
     """
     n = check_int(n_experts, "n_experts", minimum=2)
     w = math.isqrt(n - 1) + 1 if window is None else check_int(window, "window", minimum=1, maximum=n)
@@ -91,29 +206,21 @@ def recent_plays_attack(n_experts: int, window: int | None = None) -> AdaptiveAd
 class MemoryAdaptiveState(NamedTuple):
     """State of :func:`memory_adaptive` (leading axis: replications; ``O(memory)`` entries each).
 
-    ``t`` rounds seen (int); ``key`` learner keys; ``pool`` the experts held,
-    ``(n_reps, memory)``, in cyclic play order; ``epoch_loss`` each slot's loss
-    in the current epoch.
+    ``t`` rounds seen ``(n_reps,)``; ``n_experts`` the number of experts
+    ``(n_reps,)`` (to write the one-hot play); ``key`` the replication keys the
+    learner was initialised with (the epochs' pools and orders derive from
+    them); ``pool`` the experts held, ``(n_reps, memory)``, in cyclic play
+    order; ``epoch_loss`` each slot's loss in the current epoch.
     """
 
-    t: int
+    t: Any
+    n_experts: Any
     key: Any
     pool: Any
     epoch_loss: Any
 
 
-class AdaptiveMemoryLearner(NamedTuple):
-    """A learner that plays one expert per round: ``init(n_reps, n, key)``, ``act(state) -> (n_reps,)``,
-    ``update(state, loss) -> state``."""
-
-    name: str
-    init: Callable
-    act: Callable
-    update: Callable
-    params: Mapping[str, Any]
-
-
-def memory_adaptive(memory: int, *, horizon: int | None = None, epoch: int | None = None) -> AdaptiveMemoryLearner:
+def memory_adaptive(memory: int, *, horizon: int | None = None, epoch: int | None = None) -> Learner:
     r"""A pool of ``memory`` experts played in a fresh random cyclic order each epoch.
 
     Parameters
@@ -128,7 +235,10 @@ def memory_adaptive(memory: int, *, horizon: int | None = None, epoch: int | Non
 
     Returns
     -------
-    AdaptiveMemoryLearner
+    Learner
+        A full-information learner that plays one expert per round (one-hot
+        ``p``); it runs on every loss sequence and against
+        :func:`recent_plays_attack`.
 
     Notes
     -----
@@ -170,9 +280,10 @@ def memory_adaptive(memory: int, *, horizon: int | None = None, epoch: int | Non
 
     Examples
     --------
-    >>> res = run_adaptive(memory_adaptive(16, horizon=4000), recent_plays_attack(64), 4000, n_reps=20, seed=0)
-    >>> bool(res.regret[-1].mean() < 0.05 * 4000)
-    True
+    >>> from expertlab import sim
+    >>> res = sim.run(memory_adaptive(16, horizon=4000), recent_plays_attack(64), 4000, n_reps=20, seed=0)
+    >>> bool(res.mean()[-1] < 0.05 * 4000), bool(res.mean("hits")[-1] < 100)
+    (True, True)
     """
     memory = check_int(memory, "memory", minimum=1)
     if (horizon is None) == (epoch is None):
@@ -194,30 +305,42 @@ def memory_adaptive(memory: int, *, horizon: int | None = None, epoch: int | Non
         with np.errstate(over="ignore"):
             return _random.round_key(key, np.uint64(e))
 
-    def init(n_reps, n_experts, key):
-        n_reps, n = check_int(n_reps, "n_reps"), check_int(n_experts, "n_experts")
-        key = np.asarray(key, dtype=np.uint64)
-        if key.shape != (n_reps,):
-            raise ValueError(f"key must have shape ({n_reps},), got {key.shape}")
+    def init(spec, n_reps, keys, xp=np):
+        if xp is not np:
+            raise ValueError("memory_adaptive is NumPy array code; run it with backend='numpy' (or 'auto')")
+        n_reps, n = check_init(n_reps, spec)
+        keys = np.asarray(keys)
+        if keys.dtype != np.uint64 or keys.shape != (n_reps,):
+            raise ValueError(f"keys must be a uint64 array of shape ({n_reps},), got {keys.dtype} of shape "
+                             f"{keys.shape}")
         if memory > n:
             raise ValueError(f"memory must be <= n_experts = {n}, got memory={memory}")
-        pool = _refill(np.full((n_reps, memory), -1, dtype=np.int64), _epoch_key(key, 0), n, np)
-        return MemoryAdaptiveState(0, key, _shuffle(pool, key, 0), np.zeros((n_reps, memory)))
+        pool = _refill(np.full((n_reps, memory), -1, dtype=np.int64), _epoch_key(keys, 0), n, np)
+        return MemoryAdaptiveState(np.zeros(n_reps, dtype=np.int64), np.full(n_reps, n, dtype=np.int64), keys,
+                                   _shuffle(pool, keys, 0), np.zeros((n_reps, memory)))
 
-    def act(state):
-        return state.pool[:, state.t % memory]
-
-    def update(state, loss):
+    def act(state, awake=None, keys=None):
+        if awake is not None:
+            raise ValueError("awake: memory_adaptive does not support sleeping experts (awake must be None)")
         n_reps = state.pool.shape[0]
+        p = np.zeros((n_reps, int(state.n_experts[0])))
+        p[np.arange(n_reps), state.pool[:, int(state.t[0]) % memory]] = 1.0
+        return p, state
+
+    def update(state, p, feedback, keys=None):
+        loss, awake = feedback
+        if awake is not None:
+            raise ValueError("awake: memory_adaptive does not support sleeping experts (awake must be None)")
+        n_reps, n = state.pool.shape[0], int(state.n_experts[0])
+        if not (isinstance(loss, np.ndarray) and loss.shape == (n_reps, n) and 0.0 <= loss.min()
+                and loss.max() <= 1.0):  # min/max propagate NaN: the full check then gives the precise error
+            check_losses(loss, (n_reps, n), "loss")
         loss = np.asarray(loss, dtype=np.float64)
-        if loss.ndim != 2 or loss.shape[0] != n_reps or not np.all(np.isfinite(loss)):
-            raise ValueError(f"loss must be a finite array of shape ({n_reps}, n_experts), got shape {loss.shape}")
-        n = loss.shape[1]
         rows = np.arange(n_reps)[:, None]
         epoch_loss = state.epoch_loss + loss[rows, state.pool]
         t, pool, B = state.t + 1, state.pool, length(n)
-        if t % B == 0:
-            e = t // B
+        if int(t[0]) % B == 0:
+            e = int(t[0]) // B
             n_new = _n_new(memory, n)
             order = np.argsort(epoch_loss, axis=1, kind="stable")
             pool = np.take_along_axis(pool, order, axis=1)
@@ -226,90 +349,7 @@ def memory_adaptive(memory: int, *, horizon: int | None = None, epoch: int | Non
                 pool = _refill(pool, _epoch_key(state.key, e), n, np)
             pool = _shuffle(pool, state.key, e)
             epoch_loss = np.zeros_like(epoch_loss)
-        return MemoryAdaptiveState(t, state.key, pool, epoch_loss)
+        return MemoryAdaptiveState(t, state.n_experts, state.key, pool, epoch_loss)
 
-    return AdaptiveMemoryLearner("memory_adaptive", init, act, update, params)
-
-
-@dataclasses.dataclass(frozen=True)
-class AdaptiveRunResult:
-    """Output of :func:`run_adaptive`: ``regret[k, r]`` at ``checkpoints[k]`` in replication ``r``.
-
-    ``hits`` counts the rounds in which the learner played an expert the
-    adversary remembered (loss 1 by the attack), same shape as ``regret``.
-    """
-
-    learner: str
-    checkpoints: np.ndarray
-    regret: np.ndarray
-    hits: np.ndarray
-    wall_time: float
-
-
-def run_adaptive(learner, adversary: AdaptiveAdversary, horizon: int, n_reps: int = 100, seed=0, *,
-                 rep_offset: int = 0, checkpoints=None) -> AdaptiveRunResult:
-    r"""Run a learner against an adaptive adversary; one Python iteration per round.
-
-    Parameters
-    ----------
-    learner : AdaptiveMemoryLearner or expertlab.sim.Learner
-        A full-information :class:`~expertlab.sim.Learner` (e.g.
-        :func:`~expertlab.experts.memory_bounded`) plays an expert drawn from
-        its ``p`` with the driver's own randomness.
-    adversary : AdaptiveAdversary
-    horizon, n_reps, seed, rep_offset
-        As in :func:`expertlab.sim.run`.
-    checkpoints : array of int, optional
-        Default :func:`expertlab.sim.checkpoint_grid`.
-
-    Returns
-    -------
-    AdaptiveRunResult
-        The regret is :math:`\sum_t \ell_{t,I_t} - \min_i \sum_t \ell_{t,i}` of the played experts.
-    """
-    if not isinstance(adversary, AdaptiveAdversary):
-        raise TypeError(f"adversary must be an AdaptiveAdversary, got {type(adversary).__name__}")
-    if not isinstance(learner, (AdaptiveMemoryLearner, Learner)):
-        raise TypeError(f"learner must be an AdaptiveMemoryLearner or a sim.Learner, got {type(learner).__name__}")
-    horizon, n_reps = check_int(horizon, "horizon"), check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    ck = checkpoint_grid(horizon) if checkpoints is None else np.unique(np.asarray(checkpoints, dtype=np.int64))
-    if ck.size < 1 or ck[0] < 1 or ck[-1] > horizon:
-        raise ValueError(f"checkpoints must lie in [1, horizon={horizon}]")
-    n, w = adversary.n_experts, adversary.window
-    with np.errstate(over="ignore"):
-        rk = _random.rep_key(np.asarray([_random.seed_to_uint64(seed)], dtype=np.uint64),
-                             np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
-        lk = _random.stream_key(rk, _random.LEARNER_STREAM)
-        ak, pk = _random.stream_key(rk, _ADV_STREAM), _random.stream_key(rk, _PLAY_STREAM)
-    plain = isinstance(learner, Learner)
-    state = learner.init(n_reps, n) if plain else learner.init(n_reps, n, lk)
-    rows = np.arange(n_reps)
-    idx = np.arange(n, dtype=np.uint64)[None, :]
-    recent = np.full((n_reps, w), -1, dtype=np.int64)
-    cum, hit, L = np.zeros(n_reps), np.zeros(n_reps), np.zeros((n_reps, n))
-    out, hits = np.zeros((ck.size, n_reps)), np.zeros((ck.size, n_reps))
-    c = 0
-    t0 = time.perf_counter()
-    for t in range(horizon):
-        with np.errstate(over="ignore"):
-            loss = (_random.uniform(_random.round_key(ak, np.uint64(t))[:, None], idx) < 0.5).astype(np.float64)
-            if plain:
-                p = learner.act(state, _random.round_key(lk, np.uint64(t)))
-                u = _random.uniform(_random.round_key(pk, np.uint64(t)), np.uint64(0))
-        marked = recent >= 0
-        loss[np.broadcast_to(rows[:, None], recent.shape)[marked], recent[marked]] = 1.0
-        if plain:
-            i_t = np.minimum((np.cumsum(p, axis=1) < u[:, None] * p.sum(axis=1, keepdims=True)).sum(axis=1), n - 1)
-            state = learner.update(state, p, loss)
-        else:
-            i_t = learner.act(state)
-            state = learner.update(state, loss)
-        hit += np.any(recent == i_t[:, None], axis=1)
-        cum += loss[rows, i_t]
-        L += loss
-        recent[:, t % w] = i_t
-        if c < ck.size and t + 1 == ck[c]:
-            out[c], hits[c] = cum - L.min(axis=1), hit
-            c += 1
-    return AdaptiveRunResult(learner.name, ck, out, hits, time.perf_counter() - t0)
+    return Learner(name="memory_adaptive", feedback="full", init=init, act=act, update=update, params=params,
+                   doc=memory_adaptive.__doc__)

@@ -1,18 +1,18 @@
 r"""Differentially private experts: sparse-vector switching and two baselines.
 
-The three learners sample one expert per round and keep their noise for
-several rounds (the sparse vector's threshold noise, the tree mechanism's
-node noise).  The :class:`expertlab.sim.Learner` protocol hands randomness
-only to ``act``, one key per round, so persistent noise does not fit it;
-these learners are therefore :class:`PrivateLearner` records that hold the
-replication's key in their state, and :func:`run_private` drives them.  It
-derives the keys exactly as :func:`expertlab.sim.run` does, so an instance
+The three learners play one expert per round (a one-hot ``p``) and keep
+noise for several rounds (the sparse vector's threshold noise, the tree
+mechanism's node noise) in their state.  They are ordinary
+:class:`expertlab.sim.Learner` records run by :func:`expertlab.sim.run`;
+every draw comes from the learner keys the engine passes (the replication
+keys to ``init``, the round keys to ``act`` and ``update``), so an instance
 reveals the same losses to a private learner as to any other learner run
-with the same seed, and every draw is a pure function of (seed, replication,
-round, index).  Privacy is with respect to changing the loss vector of one
-round; the adversary is oblivious.  The learners are NumPy array code (no
-compiled kernel, no CuPy path): one Python iteration per round advances all
-replications.
+with the same seed.  Privacy is with respect to changing the loss vector of
+one round; the adversary is oblivious.  Each learner refuses a run longer
+than the horizon it was calibrated for, and
+:func:`~expertlab.experts.privacy_cost` composes the cost of the releases a
+run makes (see ``expertlab.experts._private_run``).  The learners are
+NumPy array code (no compiled kernel, no CuPy path).
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ import numpy as np
 
 from .. import _random
 from .._validation import check_float, check_int
+from ..sim._protocol import Learner
 from ._private_baselines import NoisyFTPLState, TreeFTRLState, noisy_ftpl, tree_ftrl
-from ._private_run import (PrivateLearner, PrivateRunResult, _budget, _check_loss, _laplace, _total, _uniform,
-                           audit_private, realizable, run_private)
+from ._private_run import (_budget, _laplace, _no_awake, _one_hot, _round, _start, _total,
+                           audit_private, privacy_cost, realizable)
 from ._privacy import PrivacyCost, exponential_mechanism_epsilon, per_step_epsilon, sparse_vector_epsilon
 
-__all__ = ["PrivateLearner", "PrivateRunResult", "run_private", "audit_private", "realizable", "sparse_vector_experts",
-           "SparseVectorState", "noisy_ftpl", "NoisyFTPLState", "tree_ftrl", "TreeFTRLState"]
+__all__ = ["privacy_cost", "audit_private", "realizable", "sparse_vector_experts", "SparseVectorState",
+           "noisy_ftpl", "NoisyFTPLState", "tree_ftrl", "TreeFTRLState"]
 
 
 _INIT_SALT = np.uint64(0x5DEECE66DA3B1C97)
@@ -42,13 +43,12 @@ _INIT_SALT = np.uint64(0x5DEECE66DA3B1C97)
 class SparseVectorState(NamedTuple):
     """State of :func:`sparse_vector_experts` (leading axis: replications).
 
-    ``t`` rounds seen (int); ``key`` learner keys; ``cur`` the followed expert;
+    ``t`` rounds seen ``(n_reps,)``; ``cur`` the followed expert;
     ``switches`` "above" answers so far; ``rho`` threshold noise of the current
     AboveThreshold instance; ``cum`` cumulative losses ``(n_reps, n_experts)``.
     """
 
-    t: int
-    key: Any
+    t: Any
     cur: Any
     switches: Any
     rho: Any
@@ -57,7 +57,7 @@ class SparseVectorState(NamedTuple):
 
 def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.0,
                           max_switches: int | None = None, threshold: float | None = None,
-                          noise: bool = True) -> PrivateLearner:
+                          noise: bool = True) -> Learner:
     r"""Follow a random surviving expert; detect its death privately with the sparse vector technique.
 
     Parameters
@@ -65,7 +65,8 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
     epsilon : float
         Total privacy budget :math:`\varepsilon > 0`.
     horizon : int
-        The horizon :math:`T` (sets the default threshold).
+        The horizon :math:`T` (sets the default threshold); the learner
+        refuses a longer run.
     delta : float
         0: pure :math:`\varepsilon`-DP by basic composition over the switches;
         :math:`> 0`: :math:`(\varepsilon, \delta)`-DP by advanced composition.
@@ -81,7 +82,9 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
 
     Returns
     -------
-    PrivateLearner
+    Learner
+        A full-information learner that plays one expert per round (one-hot
+        ``p``); :func:`~expertlab.experts.privacy_cost` gives the cost of a run.
 
     Notes
     -----
@@ -114,7 +117,9 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
     :math:`K` switches compose adaptively (basic composition,
     :math:`K\varepsilon_0 = \varepsilon`, or advanced composition with
     :math:`\delta' = \delta`).  The output is the sequence of played experts,
-    a function of these answers and the data-independent first draw.
+    a function of these answers and the data-independent first draw.  A run
+    of :math:`T' < K` rounds makes at most :math:`T'` pairs, and
+    :func:`~expertlab.experts.privacy_cost` composes :math:`\min(K, T')` of them.
     Regret, realizable case: a dead expert is dropped once it has lost
     about :math:`\tau = O(\varepsilon_0^{-1}\log(TK))`, a uniformly random
     survivor outlives about half of the others, so :math:`O(\log d)`
@@ -139,9 +144,10 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
 
     Examples
     --------
+    >>> from expertlab import sim
     >>> L = sparse_vector_experts(epsilon=4.0, horizon=2000)
-    >>> res = run_private(L, realizable(8, 0.5), horizon=2000, n_reps=50, seed=0)
-    >>> round(res.privacy.epsilon, 12), bool(res.regret[-1].mean() < 400)
+    >>> res = sim.run(L, realizable(8, 0.5), horizon=2000, n_reps=50, seed=0)
+    >>> round(privacy_cost(L, 8, 2000).epsilon, 12), bool(res.mean()[-1] < 400)
     (4.0, True)
     """
     eps, dlt = _budget(epsilon, delta)
@@ -154,50 +160,38 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
         raise TypeError(f"noise must be a bool, got {type(noise).__name__}")
     params = {"epsilon": eps, "horizon": horizon, "delta": dlt, "max_switches": max_switches,
               "threshold": threshold, "noise": bool(noise)}
+    name = "sparse_vector_experts"
 
-    def scales(n):
-        k = max_switches or (math.ceil(math.log2(n)) + 3)
-        e0 = per_step_epsilon(eps, k, dlt)
-        b1, b2, eta = 4.0 / e0, 8.0 / e0, e0 / 4.0
-        tau = threshold if threshold is not None else b2 * math.log(2.0 * horizon * k)
-        return k, b1, b2, eta, tau
-
-    def privacy(n):
-        if not noise:
-            return PrivacyCost(math.inf)
-        k, b1, b2, eta, _ = scales(n)
-        step = sparse_vector_epsilon(1.0, b1, b2) + exponential_mechanism_epsilon(1.0, eta)
-        return _total(PrivacyCost(step), k, dlt)
-
-    def init(n_reps, n_experts, key):
-        n_reps = check_int(n_reps, "n_reps")
-        n_experts = check_int(n_experts, "n_experts")
-        key = np.asarray(key, dtype=np.uint64)
-        if key.shape != (n_reps,):
-            raise ValueError(f"key must have shape ({n_reps},), got {key.shape}")
-        _, b1, _, _, _ = scales(n_experts)
+    def init(spec, n_reps, keys, xp=np):
+        n_reps, n_experts, keys = _start(name, horizon, spec, n_reps, keys, xp,
+                                         "its default threshold is tuned to that horizon")
+        _, b1, _, _, _ = _sv_scales(params, n_experts)
         with np.errstate(over="ignore"):
-            k0 = _random.stream_key(key, _INIT_SALT)
+            k0 = _random.stream_key(keys, _INIT_SALT)
             u = _random.uniform(k0[:, None], np.arange(2, dtype=np.uint64)[None, :])
         cur = np.minimum((u[:, 0] * n_experts).astype(np.int64), n_experts - 1)
         rho = _laplace(u[:, 1], b1) if noise else np.zeros(n_reps)
-        return SparseVectorState(0, key, cur, np.zeros(n_reps, dtype=np.int64), rho, np.zeros((n_reps, n_experts)))
+        zeros = np.zeros(n_reps, dtype=np.int64)
+        return SparseVectorState(zeros, cur, zeros.copy(), rho, np.zeros((n_reps, n_experts)))
 
-    def act(state):
-        return state.cur
+    def act(state, awake=None, keys=None):
+        _no_awake(name, awake)
+        return _one_hot(state.cur, state.cum.shape[1]), state
 
-    def update(state, loss):
+    def update(state, p, feedback, keys):
         n_reps, n = state.cum.shape
-        _check_loss(loss, (n_reps, n))
-        k, b1, b2, eta, tau = scales(n)
+        loss = _round(name, horizon, state.t, feedback, (n_reps, n), keys)
+        k, b1, b2, eta, tau = _sv_scales(params, n)
         cum = state.cum + loss
         rows = np.arange(n_reps)
-        nu = _laplace(_uniform(state.key, state.t, np.zeros((1, 1)))[:, 0], b2) if noise else 0.0
+        with np.errstate(over="ignore"):
+            nu = _laplace(_random.uniform(keys, np.uint64(0)), b2) if noise else 0.0
         above = (state.switches < k) & (cum[rows, state.cur] + nu >= tau + state.rho)
         cur, rho = state.cur, state.rho
         if np.any(above):  # draws 1 (new rho) and 2.. (Gumbels), made only where they are used
             sel = np.flatnonzero(above)
-            u = _uniform(state.key[sel], state.t, 1 + np.arange(n + 1)[None, :])
+            with np.errstate(over="ignore"):
+                u = _random.uniform(keys[sel][:, None], np.arange(1, n + 2, dtype=np.uint64)[None, :])
             c = cum[sel]
             if noise:
                 score = -eta * c - np.log(-np.log(u[:, 1:]))
@@ -208,6 +202,25 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
             if noise:
                 rho = rho.copy()
                 rho[sel] = _laplace(u[:, 0], b1)
-        return SparseVectorState(state.t + 1, state.key, cur, state.switches + above, rho, cum)
+        return SparseVectorState(state.t + 1, cur, state.switches + above, rho, cum)
 
-    return PrivateLearner("sparse_vector_experts", init, act, update, privacy, params)
+    return Learner(name=name, feedback="full", init=init, act=act, update=update, params=params,
+                   doc=sparse_vector_experts.__doc__)
+
+
+def _sv_scales(params, n):
+    """``(K, b1, b2, eta, tau)`` of :func:`sparse_vector_experts` with ``n`` experts."""
+    k = params["max_switches"] or (math.ceil(math.log2(n)) + 3)
+    e0 = per_step_epsilon(params["epsilon"], k, params["delta"])
+    b1, b2, eta = 4.0 / e0, 8.0 / e0, e0 / 4.0
+    tau = params["threshold"] if params["threshold"] is not None else b2 * math.log(2.0 * params["horizon"] * k)
+    return k, b1, b2, eta, tau
+
+
+def _sv_cost(params, n, horizon) -> PrivacyCost:
+    """``min(K, horizon)`` (AboveThreshold, exponential mechanism) pairs at the learner's scales."""
+    if not params["noise"]:
+        return PrivacyCost(math.inf)
+    k, b1, b2, eta, _ = _sv_scales(params, n)
+    step = sparse_vector_epsilon(1.0, b1, b2) + exponential_mechanism_epsilon(1.0, eta)
+    return _total(PrivacyCost(step), min(k, horizon), params["delta"])

@@ -1,4 +1,9 @@
-"""Baselines for the private experts: private FTPL (report-noisy-min) and DP-FTRL with the tree mechanism."""
+"""Baselines for the private experts: private FTPL (report-noisy-min) and DP-FTRL with the tree mechanism.
+
+Both are :class:`expertlab.sim.Learner` records that play one expert per
+round; see ``expertlab.experts._private_run`` for the horizon rule and the
+accountant.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +11,23 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _random
 from .._validation import check_int
-from ._private_run import PrivateLearner, _budget, _check_loss, _laplace, _total, _uniform
+from ..sim._protocol import Learner
+from ._private_run import _budget, _laplace, _no_awake, _one_hot, _round, _start, _total
 from ._privacy import PrivacyCost, per_step_epsilon, report_noisy_max_epsilon, tree_mechanism_epsilon
 
 __all__ = ["noisy_ftpl", "NoisyFTPLState", "tree_ftrl", "TreeFTRLState"]
 
 
 class NoisyFTPLState(NamedTuple):
-    """State of :func:`noisy_ftpl`: rounds ``t``, keys, cumulative losses ``cum``."""
+    """State of :func:`noisy_ftpl`: rounds ``t`` ``(n_reps,)``, cumulative losses ``cum`` ``(n_reps, n_experts)``."""
 
-    t: int
-    key: Any
+    t: Any
     cum: Any
 
 
-def noisy_ftpl(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.0) -> PrivateLearner:
+def noisy_ftpl(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.0) -> Learner:
     r"""Private follow the perturbed leader: report-noisy-min with fresh Laplace noise every round.
 
     Parameters
@@ -29,14 +35,16 @@ def noisy_ftpl(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.
     epsilon : float
         Total budget :math:`\varepsilon > 0`.
     horizon : int
-        :math:`T`; the :math:`T - 1` data-dependent releases share the budget.
+        :math:`T`; the :math:`T - 1` data-dependent releases share the budget,
+        and the learner refuses a longer run.
     delta : float
         0: basic composition over the rounds (pure DP); :math:`> 0`:
         advanced composition, :math:`(\varepsilon, \delta)`-DP.
 
     Returns
     -------
-    PrivateLearner
+    Learner
+        Plays one expert per round (one-hot ``p``).
 
     Notes
     -----
@@ -48,7 +56,9 @@ def noisy_ftpl(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.
     :math:`b = 2/\varepsilon_0` with :math:`\varepsilon_0` the per-release
     share of :math:`\varepsilon` over :math:`T - 1` releases.  The noise
     grows with :math:`T` (:math:`b \propto T` with basic composition,
-    :math:`\sqrt T` with advanced), and so does the regret.
+    :math:`\sqrt T` with advanced), and so does the regret.  A run of
+    :math:`T' \le T` rounds makes :math:`T' - 1` releases, which is what
+    :func:`~expertlab.experts.privacy_cost` composes.
 
     References
     ----------
@@ -59,56 +69,73 @@ def noisy_ftpl(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.
 
     Examples
     --------
-    >>> round(noisy_ftpl(epsilon=1.0, horizon=101).privacy(5).epsilon, 12)
-    1.0
+    >>> from expertlab import sim
+    >>> from expertlab.experts import privacy_cost, realizable
+    >>> L = noisy_ftpl(epsilon=1.0, horizon=101)
+    >>> res = sim.run(L, realizable(5), horizon=101, n_reps=20, seed=0)
+    >>> round(privacy_cost(L, 5, 101).epsilon, 12), bool(res.mean()[-1] > 0)
+    (1.0, True)
     """
     eps, dlt = _budget(epsilon, delta)
     horizon = check_int(horizon, "horizon")
-    k = max(horizon - 1, 1)
-    b = 2.0 / per_step_epsilon(eps, k, dlt)
+    params = {"epsilon": eps, "horizon": horizon, "delta": dlt}
+    b = _ftpl_scale(params)
+    name = "noisy_ftpl"
 
-    def privacy(n):
-        return _total(PrivacyCost(report_noisy_max_epsilon(1.0, b)), k, dlt)
+    def init(spec, n_reps, keys, xp=np):
+        n_reps, n_experts, _ = _start(name, horizon, spec, n_reps, keys, xp)
+        return NoisyFTPLState(np.zeros(n_reps, dtype=np.int64), np.zeros((n_reps, n_experts)))
 
-    def init(n_reps, n_experts, key):
-        key = np.asarray(key, dtype=np.uint64)
-        if key.shape != (check_int(n_reps, "n_reps"),):
-            raise ValueError(f"key must have shape ({n_reps},), got {key.shape}")
-        return NoisyFTPLState(0, key, np.zeros((n_reps, check_int(n_experts, "n_experts"))))
+    def act(state, awake=None, keys=None):
+        _no_awake(name, awake)
+        n = state.cum.shape[1]
+        with np.errstate(over="ignore"):
+            u = _random.uniform(np.asarray(keys, dtype=np.uint64)[:, None], np.arange(n, dtype=np.uint64)[None, :])
+        return _one_hot(np.argmin(state.cum + _laplace(u, b), axis=1), n), state
 
-    def act(state):
-        u = _uniform(state.key, state.t, np.arange(state.cum.shape[1])[None, :])
-        return np.argmin(state.cum + _laplace(u, b), axis=1)
+    def update(state, p, feedback, keys):
+        loss = _round(name, horizon, state.t, feedback, state.cum.shape, keys)
+        return NoisyFTPLState(state.t + 1, state.cum + loss)
 
-    def update(state, loss):
-        _check_loss(loss, state.cum.shape)
-        return NoisyFTPLState(state.t + 1, state.key, state.cum + loss)
+    return Learner(name=name, feedback="full", init=init, act=act, update=update, params=params,
+                   doc=noisy_ftpl.__doc__)
 
-    return PrivateLearner("noisy_ftpl", init, act, update, privacy,
-                          {"epsilon": eps, "horizon": horizon, "delta": dlt})
+
+def _ftpl_scale(params):
+    """The Laplace scale ``b`` of :func:`noisy_ftpl`: the per-release share of the budget over ``T - 1`` releases."""
+    return 2.0 / per_step_epsilon(params["epsilon"], max(params["horizon"] - 1, 1), params["delta"])
+
+
+def _ftpl_cost(params, n, horizon) -> PrivacyCost:
+    """``horizon - 1`` report-noisy-min releases at the learner's scale."""
+    step = PrivacyCost(report_noisy_max_epsilon(1.0, _ftpl_scale(params)))
+    return _total(step, horizon - 1, params["delta"])
+
 
 
 class TreeFTRLState(NamedTuple):
-    """State of :func:`tree_ftrl`: rounds ``t``, keys, exact and noisy node sums ``(n_reps, n_levels, n_experts)``."""
+    """State of :func:`tree_ftrl`: rounds ``t`` ``(n_reps,)``; exact and noisy node sums ``alpha``,
+    ``alpha_hat`` ``(n_reps, n_levels, n_experts)``."""
 
-    t: int
-    key: Any
+    t: Any
     alpha: Any
     alpha_hat: Any
 
 
-def tree_ftrl(epsilon: float = 1.0, horizon: int = 10_000) -> PrivateLearner:
+def tree_ftrl(epsilon: float = 1.0, horizon: int = 10_000) -> Learner:
     r"""DP follow the regularized leader with the binary-tree mechanism (pure :math:`\varepsilon`).
 
     Parameters
     ----------
     epsilon : float
     horizon : int
-        :math:`T`; the tree has ``horizon.bit_length()`` levels.
+        :math:`T`; the tree has ``horizon.bit_length()`` levels, and the
+        learner refuses a longer run.
 
     Returns
     -------
-    PrivateLearner
+    Learner
+        Plays one expert per round (one-hot ``p``).
 
     Notes
     -----
@@ -123,7 +150,9 @@ def tree_ftrl(epsilon: float = 1.0, horizon: int = 10_000) -> PrivateLearner:
     loss vector lies in one node per level and changes a node by at most
     :math:`d` in :math:`\ell_1`, so with :math:`b = (\lfloor\log_2 T\rfloor
     + 1)\, d / \varepsilon` the released nodes, hence the plays, are
-    :math:`\varepsilon`-DP.  Simplification: the linear (argmin) leader
+    :math:`\varepsilon`-DP; a run of :math:`T' \le T` rounds touches
+    ``T'.bit_length()`` levels, which is what
+    :func:`~expertlab.experts.privacy_cost` composes.  Simplification: the linear (argmin) leader
     replaces the paper's regularized FTRL step over the simplex.
 
     References
@@ -136,48 +165,60 @@ def tree_ftrl(epsilon: float = 1.0, horizon: int = 10_000) -> PrivateLearner:
 
     Examples
     --------
-    >>> round(tree_ftrl(epsilon=2.0, horizon=1000).privacy(4).epsilon, 12)
-    2.0
+    >>> from expertlab.experts import privacy_cost
+    >>> L = tree_ftrl(epsilon=2.0, horizon=1000)
+    >>> round(privacy_cost(L, 4, 1000).epsilon, 12), round(privacy_cost(L, 4, 100).epsilon, 12)
+    (2.0, 1.4)
     """
     eps, _ = _budget(epsilon, 0.0)
     horizon = check_int(horizon, "horizon")
     levels = horizon.bit_length()
+    params = {"epsilon": eps, "horizon": horizon}
+    name = "tree_ftrl"
 
-    def scale(n):
-        return levels * n / eps
+    def init(spec, n_reps, keys, xp=np):
+        n_reps, n_experts, _ = _start(name, horizon, spec, n_reps, keys, xp)
+        z = np.zeros((n_reps, levels, n_experts))
+        return TreeFTRLState(np.zeros(n_reps, dtype=np.int64), z, z.copy())
 
-    def privacy(n):
-        return PrivacyCost(tree_mechanism_epsilon(horizon, float(n), scale(n)))
-
-    def init(n_reps, n_experts, key):
-        key = np.asarray(key, dtype=np.uint64)
-        if key.shape != (check_int(n_reps, "n_reps"),):
-            raise ValueError(f"key must have shape ({n_reps},), got {key.shape}")
-        z = np.zeros((n_reps, levels, check_int(n_experts, "n_experts")))
-        return TreeFTRLState(0, key, z, z.copy())
-
-    def act(state):
+    def act(state, awake=None, keys=None):
+        _no_awake(name, awake)
         n_reps, _, n = state.alpha.shape
-        if state.t == 0:
-            u = _uniform(state.key, 0, np.zeros((1, 1)))[:, 0]
-            return np.minimum((u * n).astype(np.int64), n - 1)
-        bits = np.array([(state.t >> j) & 1 for j in range(levels)], dtype=float)
-        return np.argmin(np.einsum("j,rjn->rn", bits, state.alpha_hat), axis=1)
+        t = int(state.t[0])
+        if t == 0:
+            with np.errstate(over="ignore"):
+                u = _random.uniform(np.asarray(keys, dtype=np.uint64), np.uint64(0))
+            return _one_hot(np.minimum((u * n).astype(np.int64), n - 1), n), state
+        bits = np.array([(t >> j) & 1 for j in range(levels)], dtype=float)
+        return _one_hot(np.argmin(np.einsum("j,rjn->rn", bits, state.alpha_hat), axis=1), n), state
 
-    def update(state, loss):
+    def update(state, p, feedback, keys):
         n_reps, _, n = state.alpha.shape
-        _check_loss(loss, (n_reps, n))
-        m = state.t + 1
-        if m > horizon:
-            raise ValueError(f"tree_ftrl was built for horizon={horizon} rounds")
+        loss = _round(name, horizon, state.t, feedback, (n_reps, n), keys)
+        m = int(state.t[0]) + 1
         i = (m & -m).bit_length() - 1
         alpha = state.alpha.copy()
         alpha_hat = state.alpha_hat.copy()
         alpha[:, i] = alpha[:, :i].sum(axis=1) + loss
         alpha[:, :i] = 0.0
-        u = _uniform(state.key, state.t, 1 + np.arange(n)[None, :])
-        alpha_hat[:, i] = alpha[:, i] + _laplace(u, scale(n))
+        with np.errstate(over="ignore"):
+            u = _random.uniform(keys[:, None], np.arange(1, n + 1, dtype=np.uint64)[None, :])
+        alpha_hat[:, i] = alpha[:, i] + _laplace(u, _tree_scale(params, n))
         alpha_hat[:, :i] = 0.0
-        return TreeFTRLState(m, state.key, alpha, alpha_hat)
+        return TreeFTRLState(state.t + 1, alpha, alpha_hat)
 
-    return PrivateLearner("tree_ftrl", init, act, update, privacy, {"epsilon": eps, "horizon": horizon})
+    return Learner(name=name, feedback="full", init=init, act=act, update=update, params=params,
+                   doc=tree_ftrl.__doc__)
+
+
+def _tree_scale(params, n):
+    """The node noise scale ``b = levels * n / eps`` of :func:`tree_ftrl`."""
+    return params["horizon"].bit_length() * n / params["epsilon"]
+
+
+def _tree_cost(params, n, horizon) -> PrivacyCost:
+    """A round's loss vector (L1 sensitivity ``n``) enters ``horizon.bit_length()`` nodes."""
+    if horizon > params["horizon"]:
+        raise ValueError(f"horizon: tree_ftrl(horizon={params['horizon']}) has no tree nodes for a run of "
+                         f"horizon={horizon} rounds")
+    return PrivacyCost(tree_mechanism_epsilon(horizon, float(n), _tree_scale(params, n)))

@@ -1,74 +1,63 @@
-"""The driver, instance and audit shared by the private experts learners.
+r"""What the private experts learners share: their checks, the accountant's entry point, an instance, the audit.
 
-See :mod:`expertlab.experts._private` for why these learners have their own
-record and driver.
+The private learners (:func:`~expertlab.experts.sparse_vector_experts`,
+:func:`~expertlab.experts.noisy_ftpl`, :func:`~expertlab.experts.tree_ftrl`,
+:func:`~expertlab.experts.small_loss_experts`) are ordinary
+:class:`expertlab.sim.Learner` records with ``"full"`` feedback: they play
+one expert per round (a one-hot ``p``) and run through
+:func:`expertlab.sim.run` on every loss sequence of
+:mod:`expertlab.experts.instances` (sleeping-experts masks excepted).
+
+Privacy accounting
+------------------
+Each learner is calibrated to a horizon :math:`T` (its ``horizon``
+argument): its noise is sized so that the releases a run of :math:`T`
+rounds makes compose to the budget :math:`\varepsilon` (or
+:math:`(\varepsilon, \delta)`).  Two rules keep the reported cost honest:
+
+* ``init`` refuses a run longer than :math:`T` (``spec.horizon``, which the
+  engine fills with the run's horizon, above the learner's ``horizon``
+  raises ``ValueError``), and ``update`` refuses a round beyond :math:`T`
+  when the learner is driven by hand;
+* :func:`privacy_cost` computes the cost of a run of a given horizon by
+  composing the mechanisms such a run can make (the data-dependent plays of
+  private FTPL, the tree nodes touched, the AboveThreshold/exponential
+  mechanism pairs of the sparse vector learners), never from the budget the
+  learner was asked for.  For a run of the calibrated horizon it equals the
+  budget (up to the learners' documented slack); a shorter run costs less.
+
+The cost is a function of the learner's hyperparameters, the number of
+experts and the horizon, the same for every replication (a worst case over
+the data, as differential privacy requires): the engine records no learner
+state, so it is not a per-replication metric.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import time
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Callable, Mapping
 
 import numpy as np
 
-from .. import _random
-from .._validation import check_float, check_int
+from .._validation import check_float, check_int, check_losses
+from ..sim._engine import run as _sim_run
 from ..sim._losses import LossSequence
-from ..sim._engine import checkpoint_grid
+from ..sim._protocol import Learner, Metric
+from ._common import check_init
 from ._privacy import PrivacyCost, compose_advanced, compose_basic
-from .instances import _bernoulli_loss, _bernoulli_mean
+from .instances import _bernoulli_loss, _bernoulli_mean, loss_matrix
 
-__all__ = ["PrivateLearner", "PrivateRunResult", "run_private", "audit_private", "realizable"]
-
-
-class PrivateLearner(NamedTuple):
-    """A private learner as a record of pure functions.
-
-    ``init(n_reps, n_experts, key) -> state`` with ``key`` the
-    ``(n_reps,)`` ``uint64`` learner keys of the replications;
-    ``act(state) -> choice``, the ``(n_reps,)`` int64 experts played;
-    ``update(state, loss) -> state`` with ``loss`` of shape
-    ``(n_reps, n_experts)``; ``privacy(n_experts) -> PrivacyCost``, the total
-    guarantee of the run computed by the accountant from the noise scales
-    the learner uses.
-    """
-
-    name: str
-    init: Callable
-    act: Callable
-    update: Callable
-    privacy: Callable
-    params: Mapping[str, Any]
-
-    def __repr__(self) -> str:
-        return f"{self.name}(" + ", ".join(f"{k}={v!r}" for k, v in self.params.items()) + ")"
+__all__ = ["privacy_cost", "audit_private", "realizable"]
 
 
-@dataclasses.dataclass(frozen=True)
-class PrivateRunResult:
-    """Output of :func:`run_private`: ``regret[k, r]`` at ``checkpoints[k]`` in replication ``r``.
+def _accountants() -> Mapping[str, Callable[[Mapping, int, int], PrivacyCost]]:
+    """``name -> cost(params, n_experts, horizon) -> PrivacyCost``: each private learner's accountant."""
+    from ._private import _sv_cost
+    from ._private_baselines import _ftpl_cost, _tree_cost
+    from ._private_small_loss import _small_loss_cost
 
-    ``choices`` is the ``(n_reps, horizon)`` array of played experts when
-    requested, else ``None``.
-    """
-
-    learner: str
-    checkpoints: np.ndarray
-    regret: np.ndarray
-    choices: np.ndarray | None
-    privacy: PrivacyCost
-    wall_time: float
-
-    def mean(self) -> np.ndarray:
-        return self.regret.mean(axis=1)
-
-
-def _uniform(key, t, j):
-    """Uniforms of draws ``j`` (``(1, m)`` array) of round ``t`` for the keys ``key`` ``(n_reps,)``."""
-    with np.errstate(over="ignore"):
-        return _random.uniform(_random.round_key(key, np.uint64(t))[:, None], np.asarray(j, dtype=np.uint64))
+    return {"sparse_vector_experts": _sv_cost, "noisy_ftpl": _ftpl_cost, "tree_ftrl": _tree_cost,
+            "small_loss_experts": _small_loss_cost}
 
 
 def _laplace(u, scale):
@@ -76,87 +65,141 @@ def _laplace(u, scale):
     return np.where(u < 0.5, scale * np.log(2.0 * u), -scale * np.log(2.0 * (1.0 - u)))
 
 
-def _check_loss(loss, shape):
-    from .._validation import check_losses
+def _budget(epsilon, delta):
+    eps = check_float(epsilon, "epsilon", positive=True)
+    dlt = check_float(delta, "delta", minimum=0.0, maximum=0.5)
+    return eps, dlt
 
-    return check_losses(loss, shape, "loss")
+
+def _total(per_step: PrivacyCost, k: int, delta: float) -> PrivacyCost:
+    """The accountant's total for ``k >= 0`` adaptive runs of ``per_step`` (basic, or the better of basic and
+    advanced composition)."""
+    if k == 0:
+        return PrivacyCost(0.0)
+    basic = compose_basic([per_step] * k)
+    if delta == 0.0 or math.isinf(per_step.epsilon):
+        return basic
+    adv = compose_advanced(per_step, k, delta)
+    return adv if adv.epsilon < basic.epsilon else basic
 
 
-def run_private(learner: PrivateLearner, losses, horizon: int, n_reps: int = 100, seed=0, *, rep_offset: int = 0,
-                checkpoints=None, record_choices: bool = False) -> PrivateRunResult:
-    r"""Run ``n_reps`` replications of a private learner; one Python iteration per round.
+def _check_keys(keys, n_reps, name="keys"):
+    keys = np.asarray(keys)
+    if keys.dtype != np.uint64 or keys.shape != (n_reps,):
+        raise ValueError(f"{name} must be a uint64 array of shape ({n_reps},), got {keys.dtype} of shape "
+                         f"{keys.shape}")
+    return keys
+
+
+_NOISE_WHY = "its noise is sized for the releases of that many rounds"
+
+
+def _start(name: str, calibrated: int, spec, n_reps, keys, xp, why: str = _NOISE_WHY):
+    """Checks shared by the private learners' ``init``: ``(n_reps, n_experts, keys)``.
+
+    Refuses a run longer than the horizon the learner was calibrated for (``spec.horizon``, filled by
+    :func:`expertlab.sim.run`; ``spec`` may also be the number of experts when driving by hand); ``why``
+    says what the horizon sets.
+    """
+    if xp is not np:
+        raise ValueError(f"{name} is NumPy array code; run it with backend='numpy' (or 'auto')")
+    n_reps, n_experts = check_init(n_reps, spec)
+    run_horizon = getattr(spec, "horizon", None)
+    if run_horizon is not None and run_horizon > calibrated:
+        raise ValueError(f"horizon: {name} was calibrated for horizon={calibrated} rounds ({why}) but the run "
+                         f"has horizon={run_horizon}; build it with horizon >= {run_horizon}")
+    return n_reps, n_experts, _check_keys(keys, n_reps)
+
+
+def _round(name: str, calibrated: int, t, feedback, shape, keys):
+    """Checks shared by the private learners' ``update``: the round index, the losses, no awake mask."""
+    if int(t[0]) >= calibrated:
+        raise ValueError(f"horizon: {name} was built for horizon={calibrated} rounds and refuses round "
+                         f"{int(t[0]) + 1}")
+    loss, awake = feedback
+    _check_losses(loss, shape)
+    if awake is not None:
+        raise ValueError(f"awake: {name} does not support sleeping experts (awake must be None)")
+    _check_keys(keys, shape[0])
+    return np.asarray(loss, dtype=np.float64)
+
+
+def _check_losses(loss, shape):
+    """:func:`check_losses` with one pass for the common valid case (``min``/``max`` propagate NaN)."""
+    if not (isinstance(loss, np.ndarray) and loss.shape == tuple(shape) and 0.0 <= loss.min() and loss.max() <= 1.0):
+        check_losses(loss, shape, "loss")  # raises the precise error (or accepts a non-NumPy array)
+
+
+def _one_hot(cur, n):
+    p = np.zeros((cur.shape[0], n))
+    p[np.arange(cur.shape[0]), cur] = 1.0
+    return p
+
+
+def _no_awake(name, awake):
+    if awake is not None:
+        raise ValueError(f"awake: {name} does not support sleeping experts (awake must be None)")
+
+
+def privacy_cost(learner: Learner, env, horizon: int) -> PrivacyCost:
+    r"""The privacy cost of ``sim.run(learner, env, horizon)``, composed from the releases such a run makes.
 
     Parameters
     ----------
-    learner : PrivateLearner
-    losses : LossSequence or array of shape (horizon, n_experts)
-        An oblivious instance (losses drawn exactly as :func:`expertlab.sim.run`
-        draws them) or a fixed loss matrix shared by all replications.
-    horizon, n_reps : int
-    seed : int
-    rep_offset : int
-        Index of the first replication.
-    checkpoints : array of int, optional
-        Rounds at which the regret is recorded (default :func:`expertlab.sim.checkpoint_grid`).
-    record_choices : bool
-        Also return the ``(n_reps, horizon)`` played experts.
+    learner : Learner
+        A private learner (:func:`~expertlab.experts.sparse_vector_experts`,
+        :func:`~expertlab.experts.noisy_ftpl`, :func:`~expertlab.experts.tree_ftrl`,
+        :func:`~expertlab.experts.small_loss_experts`).
+    env : environment or int
+        The experts environment (its ``spec.n_actions``), or the number of experts.
+    horizon : int
+        The run's horizon.
 
     Returns
     -------
-    PrivateRunResult
-        The regret is :math:`\sum_t \ell_{t, I_t} - \min_i L_{t,i}` of the played experts.
+    PrivacyCost
+        With respect to changing the loss vector of one round.  The same
+        for every replication (a worst case over the data): the accountant
+        counts the mechanisms a run of ``horizon`` rounds can make.  A run
+        longer than the learner's own ``horizon`` is refused by the learner;
+        the cost of such a run is still computed here (except for
+        ``tree_ftrl``, whose tree has no nodes for it), to show what it
+        would spend.  ``noise=False`` variants cost ``inf``.
+
+    Notes
+    -----
+    ``noisy_ftpl``: rounds :math:`2, \dots, T'` release a noisy minimum of
+    the past losses, :math:`T' - 1` releases.  ``tree_ftrl``: a round's
+    loss vector enters ``T'.bit_length()`` tree nodes.  ``sparse_vector_experts``:
+    :math:`\min(K, T')` pairs (one AboveThreshold instance, one
+    exponential-mechanism draw).  ``small_loss_experts``: the first
+    :math:`A = \min(T', KP)` pairs, :math:`\min(K, A - (k-1)K)` of them in
+    phase :math:`k`, each phase composed at its own scales.  Each learner's
+    docstring gives the per-release costs.
+
+    Examples
+    --------
+    >>> from expertlab.experts import instances, noisy_ftpl
+    >>> L = noisy_ftpl(epsilon=1.0, horizon=10)  # noise sized for 9 releases
+    >>> round(privacy_cost(L, instances.fair_coins(4), 10).epsilon, 12)
+    1.0
+    >>> round(privacy_cost(L, 4, 200).epsilon, 4)  # 199 releases: what a 200-round run would spend
+    22.1111
     """
-    if not isinstance(learner, PrivateLearner):
-        raise TypeError(f"learner must be a PrivateLearner, got {type(learner).__name__}")
-    horizon = check_int(horizon, "horizon")
-    n_reps = check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    if isinstance(losses, LossSequence):
-        n = losses.n_experts
-        matrix = None
+    if not isinstance(learner, Learner):
+        raise TypeError(f"learner must be a private experts Learner, got {type(learner).__name__}")
+    accountants = _accountants()
+    if learner.name not in accountants:
+        raise ValueError(f"learner {learner.name!r} has no privacy accountant; the private learners are "
+                         f"{sorted(accountants)}")
+    if isinstance(env, (int, np.integer)) and not isinstance(env, (bool, np.bool_)):
+        n = check_int(env, "env (number of experts)")
+    elif hasattr(env, "spec"):
+        n = int(env.spec.n_actions)
     else:
-        matrix = np.asarray(losses, dtype=np.float64)
-        if matrix.ndim != 2 or matrix.shape[0] < horizon:
-            raise ValueError(f"losses must be an LossSequence or an array of shape (horizon, n_experts) with at least "
-                             f"horizon={horizon} rows, got shape {matrix.shape}")
-        _check_loss(matrix, matrix.shape)
-        n = matrix.shape[1]
-    ck = checkpoint_grid(horizon) if checkpoints is None else np.unique(np.asarray(checkpoints, dtype=np.int64))
-    if ck.size < 1 or ck[0] < 1 or ck[-1] > horizon:
-        raise ValueError(f"checkpoints must lie in [1, horizon={horizon}]")
-    seed_u = _random.seed_to_uint64(seed)
-    with np.errstate(over="ignore"):
-        rk = _random.rep_key(np.asarray([seed_u], dtype=np.uint64),
-                             np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
-        lk = _random.stream_key(rk, _random.LEARNER_STREAM)
-    idx = np.arange(n, dtype=np.int64)[None, :]
-    rows = np.arange(n_reps)
-    t0 = time.perf_counter()
-    state = learner.init(n_reps, n, lk)
-    cum = np.zeros(n_reps)
-    L = np.zeros((n_reps, n))
-    out = np.zeros((ck.size, n_reps))
-    ch = np.zeros((n_reps, horizon), dtype=np.int64) if record_choices else None
-    c = 0
-    for t in range(horizon):
-        if matrix is None:
-            with np.errstate(over="ignore"):
-                key = _random.round_key(rk[:, None], np.uint64(t))
-                loss = np.broadcast_to(np.asarray(losses.loss(losses.data, key, t, idx), dtype=np.float64),
-                                       (n_reps, n))
-        else:
-            loss = np.broadcast_to(matrix[t], (n_reps, n))
-        i_t = learner.act(state)
-        if ch is not None:
-            ch[:, t] = i_t
-        cum += loss[rows, i_t]
-        L += loss
-        state = learner.update(state, loss)
-        if c < ck.size and t + 1 == ck[c]:
-            out[c] = cum - L.min(axis=1)
-            c += 1
-    return PrivateRunResult(learner=learner.name, checkpoints=ck, regret=out, choices=ch,
-                            privacy=learner.privacy(n), wall_time=time.perf_counter() - t0)
+        raise TypeError(f"env must be an experts environment or the number of experts, got {type(env).__name__}")
+    horizon = check_int(horizon, "horizon")
+    return accountants[learner.name](learner.params, n, horizon)
 
 
 def realizable(n_experts: int = 8, p: float = 0.5, best: int = 0) -> LossSequence:
@@ -176,35 +219,49 @@ def realizable(n_experts: int = 8, p: float = 0.5, best: int = 0) -> LossSequenc
     probs = np.full(n, p)
     probs[best] = 0.0  # uniform() < 0 never holds: zero loss
     return LossSequence(name="realizable", n_experts=n, loss=_bernoulli_loss, data=(probs,), mean=_bernoulli_mean,
-                    params={"n_experts": n, "p": p, "best": best})
+                        params={"n_experts": n, "p": p, "best": best})
 
 
-def _budget(epsilon, delta):
-    eps = check_float(epsilon, "epsilon", positive=True)
-    dlt = check_float(delta, "delta", minimum=0.0, maximum=0.5)
-    return eps, dlt
+def played_experts(horizon: int) -> Metric:
+    """A metric that keeps the expert played in every round: ``final["plays"]``, int64 ``(n_reps, horizon)``.
+
+    For short audit runs only (it stores the whole sequence).  The play is
+    the argmax of the learner's ``p`` (one-hot for the private learners), or
+    the environment's ``info["play"]`` where it samples one.  ``read`` gives
+    the last play.
+    """
+    horizon = check_int(horizon, "horizon")
+
+    def init(n_reps, xp):
+        return np.full((n_reps, horizon), -1, dtype=np.int64)
+
+    def update(acc, info, t):
+        play = info.get("play")
+        if play is None:
+            play = np.argmax(np.asarray(info["p"]), axis=1)
+        acc = acc.copy()
+        acc[:, t] = play
+        return acc
+
+    def read(acc):
+        return acc[:, -1].astype(np.float64)
+
+    return Metric("plays", init, update, read, lambda acc: {"plays": acc})
 
 
-def _total(per_step: PrivacyCost, k: int, delta: float) -> PrivacyCost:
-    """The accountant's total for ``k`` adaptive runs of ``per_step`` (basic, or the better of basic and advanced)."""
-    basic = compose_basic([per_step] * k)
-    if delta == 0.0 or math.isinf(per_step.epsilon):
-        return basic
-    adv = compose_advanced(per_step, k, delta)
-    return adv if adv.epsilon < basic.epsilon else basic
-
-
-
-def audit_private(learner: PrivateLearner, losses_a, losses_b, n_reps: int = 100_000, seed=0, *,
+def audit_private(learner: Learner, losses_a, losses_b, n_reps: int = 100_000, seed=0, *,
                   epsilon: float | None = None, level: float = 0.99):
     """Empirical privacy audit of ``learner`` on two neighbouring loss matrices.
 
-    Runs ``n_reps`` replications on each matrix (shape ``(horizon,
-    n_experts)``, differing in one row), codes each replication's sequence of
-    played experts as an integer in base ``n_experts`` and hands the two
-    samples to :func:`expertlab.experts.privacy_audit` with
-    ``epsilon`` (default: the learner's own :math:`\\varepsilon`; pass the
-    private variant's value to audit a non-private one).  Needs ``horizon * log2(n_experts) < 63``.
+    Runs ``n_reps`` replications of ``learner`` through :func:`expertlab.sim.run`
+    on each matrix (shape ``(horizon, n_experts)``, differing in one row;
+    :func:`~expertlab.experts.instances.loss_matrix` environments), codes
+    each replication's sequence of played experts as an integer in base
+    ``n_experts`` and hands the two samples to
+    :func:`expertlab.experts.privacy_audit` with ``epsilon`` (default: the
+    learner's :func:`privacy_cost` for the audited run; pass the private
+    variant's value to audit a non-private one).  Needs
+    ``horizon * log2(n_experts) < 63``.
 
     Examples
     --------
@@ -221,6 +278,8 @@ def audit_private(learner: PrivateLearner, losses_a, losses_b, n_reps: int = 100
     """
     from ._privacy import privacy_audit
 
+    if not isinstance(learner, Learner):
+        raise TypeError(f"learner must be a full-information Learner, got {type(learner).__name__}")
     a = np.asarray(losses_a, dtype=np.float64)
     b = np.asarray(losses_b, dtype=np.float64)
     if a.ndim != 2 or a.shape != b.shape:
@@ -231,9 +290,11 @@ def audit_private(learner: PrivateLearner, losses_a, losses_b, n_reps: int = 100
     if horizon * math.log2(max(n, 2)) >= 63:
         raise ValueError(f"horizon * log2(n_experts) must be < 63 to code the played sequence, got {horizon} rounds "
                          f"of {n} experts")
+    weights = n ** np.arange(horizon, dtype=np.int64)
     codes = []
     for m in (a, b):
-        ch = run_private(learner, m, horizon, n_reps, seed, checkpoints=[horizon], record_choices=True).choices
-        codes.append(ch @ (n ** np.arange(horizon, dtype=np.int64)))
-    eps = learner.privacy(n).epsilon if epsilon is None else epsilon
+        res = _sim_run(learner, loss_matrix(m), horizon, n_reps, seed, backend="numpy",
+                       metrics=[played_experts(horizon)], checkpoints=[horizon])
+        codes.append(res.final["plays"] @ weights)
+    eps = privacy_cost(learner, n, horizon).epsilon if epsilon is None else epsilon
     return privacy_audit(codes[0], codes[1], eps, level=level)

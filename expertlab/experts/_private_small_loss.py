@@ -10,7 +10,8 @@ a phase ends when its switch budget is spent, which, with high probability,
 happens only once every expert is dead at the current threshold.  Each phase
 has its own share :math:`\varepsilon_k = \varepsilon/(k(k+1))` of the
 budget, so the total is at most :math:`\varepsilon` however many phases the
-run needs.  Driven by :func:`~expertlab.experts.run_private`.
+run needs.  A :class:`expertlab.sim.Learner` run by :func:`expertlab.sim.run`;
+:func:`~expertlab.experts.privacy_cost` composes the cost of a run.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .. import _random
 from .._random import uniform
 from .._validation import check_float, check_int
 from ..sim._losses import LossSequence
-from ._private_run import PrivateLearner, _budget, _check_loss, _laplace, _uniform
+from ..sim._protocol import Learner
+from ._private_run import _budget, _laplace, _no_awake, _one_hot, _round, _start
 from ._privacy import (PrivacyCost, compose_advanced, compose_basic, exponential_mechanism_epsilon, per_step_epsilon,
                        sparse_vector_epsilon)
 
@@ -38,14 +40,13 @@ _INIT_SALT = np.uint64(0x2545F4914F6CDD1D)
 class SmallLossState(NamedTuple):
     r"""State of :func:`small_loss_experts` (leading axis: replications).
 
-    ``t`` rounds seen (int); ``key`` learner keys; ``cur`` the followed expert;
+    ``t`` rounds seen ``(n_reps,)``; ``cur`` the followed expert;
     ``phase`` the current phase :math:`k \ge 1`; ``switches`` "above" answers in
     the current phase; ``rho`` threshold noise of the current AboveThreshold
     instance; ``cum`` cumulative losses ``(n_reps, n_experts)``.
     """
 
-    t: int
-    key: Any
+    t: Any
     cur: Any
     phase: Any
     switches: Any
@@ -124,7 +125,7 @@ def small_loss_schedule(n_experts: int, epsilon: float = 1.0, horizon: int = 10_
 
 def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.0,
                        max_switches: int | None = None, threshold: float | None = None,
-                       noise: bool = True) -> PrivateLearner:
+                       noise: bool = True) -> Learner:
     r"""Sparse-vector switching with a threshold that doubles whenever every expert is dead.
 
     Parameters
@@ -133,7 +134,7 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
         Total privacy budget :math:`\varepsilon > 0`.
     horizon : int
         The horizon :math:`T` (sets the noise margin and the number of
-        phases :math:`P`); ``update`` refuses to run past it.
+        phases :math:`P`); the learner refuses a longer run.
     delta : float
         0: pure :math:`\varepsilon`-DP; :math:`> 0`: each phase composes its
         switches by advanced composition with :math:`\delta_k = \delta/(k(k+1))`.
@@ -148,7 +149,8 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
 
     Returns
     -------
-    PrivateLearner
+    Learner
+        Plays one expert per round (one-hot ``p``).
 
     Notes
     -----
@@ -186,7 +188,11 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
     composition (:math:`(\varepsilon_k, \delta_k)` by advanced); the phase
     boundaries are functions of the "above" answers, so the run is
     :math:`\sum_{k\le P}\varepsilon_k = \varepsilon P/(P+1) < \varepsilon`-DP
-    (basic composition over phases).  ``privacy`` reports that sum.
+    (basic composition over phases).  A run of :math:`T'` rounds makes at
+    most :math:`A = \min(T', KP)` pairs (one query per round; the
+    :math:`a`-th pair belongs to phase :math:`\lceil a/K\rceil`), and
+    :func:`~expertlab.experts.privacy_cost` composes exactly those: the sum
+    above when :math:`T' \ge KP`.
 
     *Regret.*  While :math:`\tau_k` exceeds :math:`L^\star` by the noise
     margin, the best expert is not declared dead with probability about
@@ -227,10 +233,11 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
 
     Examples
     --------
-    >>> from expertlab.experts import run_private
+    >>> from expertlab import sim
+    >>> from expertlab.experts import privacy_cost
     >>> L = small_loss_experts(epsilon=4.0, horizon=2000)
-    >>> res = run_private(L, small_loss_instance(8, 0.5, best_loss=200), 2000, n_reps=20, seed=0)
-    >>> bool(res.privacy.epsilon < 4.0), bool(res.regret[-1].mean() < 0.25 * 2000)
+    >>> res = sim.run(L, small_loss_instance(8, 0.5, best_loss=200), 2000, n_reps=20, seed=0)
+    >>> bool(privacy_cost(L, 8, 2000).epsilon < 4.0), bool(res.mean()[-1] < 0.25 * 2000)
     (True, True)
     """
     eps, dlt = _budget(epsilon, delta)
@@ -243,63 +250,40 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
         raise TypeError(f"noise must be a bool, got {type(noise).__name__}")
     params = {"epsilon": eps, "horizon": horizon, "delta": dlt, "max_switches": max_switches,
               "threshold": threshold, "noise": bool(noise)}
-    cache: dict = {}
+    name = "small_loss_experts"
 
-    def scales(n):
-        """Per-phase arrays (index k = 1..P + 1; phase P + 1 is frozen): b1, b2, eta, tau; and K, P."""
-        if n not in cache:
-            sc = small_loss_schedule(n, eps, horizon, delta=dlt, max_switches=max_switches, threshold=threshold)
-            cache[n] = (sc.switch_budget, sc.n_phases, sc.b1, sc.b2, sc.eta, sc.tau)
-        return cache[n]
-
-    def privacy(n):
-        if not noise:
-            return PrivacyCost(math.inf)
-        k, n_phases, b1, b2, eta, _ = scales(n)
-        costs = []
-        for j in range(1, n_phases + 1):
-            step = PrivacyCost(sparse_vector_epsilon(1.0, b1[j], b2[j]) + exponential_mechanism_epsilon(1.0, eta[j]))
-            basic = compose_basic([step] * k)
-            if dlt > 0.0:
-                adv = compose_advanced(step, k, dlt / (j * (j + 1)))
-                basic = adv if adv.epsilon < basic.epsilon else basic
-            costs.append(basic)
-        return compose_basic(costs)
-
-    def init(n_reps, n_experts, key):
-        n_reps = check_int(n_reps, "n_reps")
-        n_experts = check_int(n_experts, "n_experts")
-        key = np.asarray(key, dtype=np.uint64)
-        if key.shape != (n_reps,):
-            raise ValueError(f"key must have shape ({n_reps},), got {key.shape}")
-        _, _, b1, _, _, _ = scales(n_experts)
+    def init(spec, n_reps, keys, xp=np):
+        n_reps, n_experts, keys = _start(name, horizon, spec, n_reps, keys, xp,
+                                         "its thresholds and number of phases are tuned to that horizon")
+        b1 = _schedule(params, n_experts).b1
         with np.errstate(over="ignore"):
-            k0 = _random.stream_key(key, _INIT_SALT)
+            k0 = _random.stream_key(keys, _INIT_SALT)
             u = _random.uniform(k0[:, None], np.arange(2, dtype=np.uint64)[None, :])
         cur = np.minimum((u[:, 0] * n_experts).astype(np.int64), n_experts - 1)
         rho = _laplace(u[:, 1], b1[1]) if noise else np.zeros(n_reps)
         zeros = np.zeros(n_reps, dtype=np.int64)
-        return SmallLossState(0, key, cur, zeros + 1, zeros, rho, np.zeros((n_reps, n_experts)))
+        return SmallLossState(zeros, cur, zeros + 1, zeros.copy(), rho, np.zeros((n_reps, n_experts)))
 
-    def act(state):
-        return state.cur
+    def act(state, awake=None, keys=None):
+        _no_awake(name, awake)
+        return _one_hot(state.cur, state.cum.shape[1]), state
 
-    def update(state, loss):
+    def update(state, p, feedback, keys):
         n_reps, n = state.cum.shape
-        _check_loss(loss, (n_reps, n))
-        if state.t >= horizon:
-            raise ValueError(f"small_loss_experts was built for horizon={horizon} rounds (its privacy cost "
-                             "counts the phases that many rounds allow)")
-        k, n_phases, b1, b2, eta, tau = scales(n)
+        loss = _round(name, horizon, state.t, feedback, (n_reps, n), keys)
+        sc = _schedule(params, n)
+        k, n_phases, b1, b2, eta, tau = sc.switch_budget, sc.n_phases, sc.b1, sc.b2, sc.eta, sc.tau
         cum = state.cum + loss
         rows = np.arange(n_reps)
         ph = state.phase
-        nu = _laplace(_uniform(state.key, state.t, np.zeros((1, 1)))[:, 0], b2[ph]) if noise else 0.0
+        with np.errstate(over="ignore"):
+            nu = _laplace(uniform(keys, np.uint64(0)), b2[ph]) if noise else 0.0
         above = (ph <= n_phases) & (cum[rows, state.cur] + nu >= tau[ph] + state.rho)
         cur, phase, switches, rho = state.cur, ph, state.switches, state.rho
         if np.any(above):  # draws 1 (new rho) and 2.. (Gumbels), made only where they are used
             sel = np.flatnonzero(above)
-            u = _uniform(state.key[sel], state.t, 1 + np.arange(n + 1)[None, :])
+            with np.errstate(over="ignore"):
+                u = uniform(keys[sel][:, None], np.arange(1, n + 2, dtype=np.uint64)[None, :])
             c = cum[sel]
             if noise:
                 score = -eta[ph[sel]][:, None] * c - np.log(-np.log(u[:, 1:]))
@@ -312,9 +296,48 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
             phase[sel] = ph[sel] + done
             if noise:
                 rho[sel] = _laplace(u[:, 0], b1[phase[sel]])
-        return SmallLossState(state.t + 1, state.key, cur, phase, switches, rho, cum)
+        return SmallLossState(state.t + 1, cur, phase, switches, rho, cum)
 
-    return PrivateLearner("small_loss_experts", init, act, update, privacy, params)
+    return Learner(name=name, feedback="full", init=init, act=act, update=update, params=params,
+                   doc=small_loss_experts.__doc__)
+
+
+_SCHEDULES: dict = {}
+
+
+def _schedule(params, n) -> SmallLossSchedule:
+    """:func:`small_loss_schedule` for a learner's ``params`` and ``n`` experts (cached)."""
+    key = (params["epsilon"], params["horizon"], params["delta"], params["max_switches"], params["threshold"], n)
+    if key not in _SCHEDULES:
+        if len(_SCHEDULES) > 256:
+            _SCHEDULES.clear()
+        _SCHEDULES[key] = small_loss_schedule(n, params["epsilon"], params["horizon"], delta=params["delta"],
+                                              max_switches=params["max_switches"], threshold=params["threshold"])
+    return _SCHEDULES[key]
+
+
+def _small_loss_cost(params, n, horizon) -> PrivacyCost:
+    """Phase by phase, the pairs a run of ``horizon`` rounds can make, composed at that phase's scales."""
+    if not params["noise"]:
+        return PrivacyCost(math.inf)
+    sc = _schedule(params, n)
+    k = sc.switch_budget
+    dlt = params["delta"]
+    pairs = min(horizon, k * sc.n_phases)
+    costs = []
+    for j in range(1, sc.n_phases + 1):
+        kj = min(k, pairs - (j - 1) * k)
+        if kj <= 0:
+            break
+        step = PrivacyCost(sparse_vector_epsilon(1.0, sc.b1[j], sc.b2[j])
+                           + exponential_mechanism_epsilon(1.0, sc.eta[j]))
+        basic = compose_basic([step] * kj)
+        if dlt > 0.0:
+            adv = compose_advanced(step, kj, dlt / (j * (j + 1)))
+            basic = adv if adv.epsilon < basic.epsilon else basic
+        costs.append(basic)
+    return compose_basic(costs)
+
 
 
 @register_jitable

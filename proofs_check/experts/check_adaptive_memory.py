@@ -67,13 +67,13 @@ the epoch length (explicit, including lengths that are not multiples of
 losses.  The losses are oblivious matrices, or adaptive ones that put loss
 1 on the learner's last :math:`w'` plays, so the pool ranking sees the
 attack.  (D3) is asserted for every :math:`w < S`.  It is also asserted on
-the hit counts of the library's own driver :func:`run_adaptive` against
-:func:`recent_plays_attack`, in every replication.  (D4) and (P) use a
+the ``hits`` metric of :func:`expertlab.sim.run` against the
+:func:`recent_plays_attack` environment, in every replication.  (D4) and (P) use a
 harness here that plays the attack with coins from a seeded NumPy generator,
 so the coins are known.  (D4) must hold exactly in every replication.  The
 martingale term must have mean 0 within 4.5 standard errors.  For (P), the
 one-sided 95% Clopper–Pearson lower bound on the failure frequency, over
-seeded replications of :func:`run_adaptive`, must not exceed
+seeded replications of :func:`expertlab.sim.run` against the attack, must not exceed
 :math:`2\delta`.
 
 Self-tests.  With memory :math:`S \le w` the same learner is hit in almost
@@ -102,7 +102,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import beta
 
-from expertlab.experts import memory_adaptive, recent_plays_attack, run_adaptive
+from expertlab import _random, sim
+from expertlab.experts import memory_adaptive, recent_plays_attack
 
 pytestmark = pytest.mark.proof
 
@@ -158,23 +159,34 @@ def settings_and_losses(draw):
     return learner, n, memory, horizon, base, attack, keys
 
 
+def play(learner, state, rep_keys, t):
+    """``(i_t, p, state, round keys)``: the learner's act in round ``t`` (with the keys sim.run would pass)."""
+    with np.errstate(over="ignore"):
+        keys = _random.round_key(rep_keys, np.uint64(t))
+    p, state = learner.act(state, None, keys)
+    i_t = np.argmax(p, axis=1)
+    np.testing.assert_array_equal(p.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(p[np.arange(p.shape[0]), i_t], 1.0)  # one-hot: the played expert
+    return i_t, p, state, keys
+
+
 def drive(learner, n, horizon, base, attack, keys):
     """Plays (n_reps, T) and pools (T, n_reps, S) of the library's learner on ``base`` (+ the attack)."""
     n_reps = keys.size
-    state = learner.init(n_reps, n, keys)
+    state = learner.init(sim.EnvSpec("full", "round", n, horizon=horizon), n_reps, keys, np)
     plays = np.empty((n_reps, horizon), dtype=np.int64)
     pools = []
     rows = np.arange(n_reps)
     for t in range(horizon):
         pools.append(state.pool.copy())
-        i_t = np.asarray(learner.act(state))
+        i_t, p, state, kt = play(learner, state, keys, t)
         np.testing.assert_array_equal(i_t, state.pool[:, t % state.pool.shape[1]])  # (D1), second half
         plays[:, t] = i_t
         loss = np.broadcast_to(base[t], (n_reps, n)).copy()
         if attack:
             for s in range(max(0, t - attack), t):
                 loss[rows, plays[:, s]] = 1.0
-        state = learner.update(state, loss)
+        state = learner.update(state, p, sim.FullFeedback(loss), kt)
     return plays, np.asarray(pools)
 
 
@@ -196,17 +208,18 @@ def test_no_replay_inside_an_epoch_and_few_hits(case):
 
 
 def test_library_driver_hits_within_the_bound():
-    """(D3) on the hit counts of ``run_adaptive`` against ``recent_plays_attack``, every replication."""
+    """(D3) on the ``hits`` metric of ``sim.run`` against ``recent_plays_attack``, every replication."""
     for n, memory, horizon in ((64, 16, 2000), (36, 7, 1500), (16, 16, 700)):
         adversary = recent_plays_attack(n)
         learner = memory_adaptive(memory, horizon=horizon)
         epoch = epoch_length(learner, horizon, n)
         ck = np.array([epoch - 1, epoch + adversary.window, horizon])
-        res = run_adaptive(learner, adversary, horizon, n_reps=40, seed=11, checkpoints=ck)
+        res = sim.run(learner, adversary, horizon, n_reps=40, seed=11, checkpoints=ck, metrics=["hits"])
+        hits = res.metrics["hits"]
         assert adversary.window < memory
         for k, t in enumerate(ck):
-            assert np.all(res.hits[k] <= hit_bound(int(t), epoch, adversary.window))
-        assert np.all(res.hits[0] == 0)  # no hit at all in epoch 0
+            assert np.all(hits[k] <= hit_bound(int(t), epoch, adversary.window))
+        assert np.all(hits[0] == 0)  # no hit at all in epoch 0
 
 
 def test_self_check_iid_play_from_the_pool_replays():
@@ -221,9 +234,9 @@ def test_self_check_memory_not_above_the_window_is_hit_almost_always():
     adversary = recent_plays_attack(n)  # window 8
     learner = memory_adaptive(adversary.window, horizon=horizon)
     epoch = epoch_length(learner, horizon, n)
-    res = run_adaptive(learner, adversary, horizon, n_reps=20, seed=5, checkpoints=[horizon])
-    assert np.all(res.hits[-1] > hit_bound(horizon, epoch, adversary.window))
-    assert np.all(res.hits[-1] > 0.8 * horizon)
+    hits = sim.run(learner, adversary, horizon, n_reps=20, seed=5, checkpoints=[horizon]).metrics["hits"]
+    assert np.all(hits[-1] > hit_bound(horizon, epoch, adversary.window))
+    assert np.all(hits[-1] > 0.8 * horizon)
 
 
 # --------------------------------------------------------------------------
@@ -235,7 +248,7 @@ def attack_with_known_coins(learner, n, window, horizon, n_reps, seed):
     ``sum_t c_{t, I_t}`` and ``min_i C_{T, i}``."""
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     keys = rng.integers(0, 2**63, size=n_reps, dtype=np.uint64)
-    state = learner.init(n_reps, n, keys)
+    state = learner.init(sim.EnvSpec("full", "round", n, horizon=horizon), n_reps, keys, np)
     rows = np.arange(n_reps)
     recent = np.full((n_reps, window), -1)
     own, coin_own, hits = np.zeros(n_reps), np.zeros(n_reps), np.zeros(n_reps)
@@ -245,14 +258,14 @@ def attack_with_known_coins(learner, n, window, horizon, n_reps, seed):
         loss = coins.copy()
         marked = recent >= 0
         loss[np.broadcast_to(rows[:, None], recent.shape)[marked], recent[marked]] = 1.0
-        i_t = np.asarray(learner.act(state))
+        i_t, p, state, kt = play(learner, state, keys, t)
         hits += np.any(recent == i_t[:, None], axis=1)
         own += loss[rows, i_t]
         coin_own += coins[rows, i_t]
         cum += loss
         coins_cum += coins
         recent[:, t % window] = i_t
-        state = learner.update(state, loss)
+        state = learner.update(state, p, sim.FullFeedback(loss), kt)
     return own - cum.min(axis=1), hits, coin_own, coins_cum.min(axis=1)
 
 
@@ -283,9 +296,10 @@ def _failures(memory, n, horizon, delta, n_reps, seed):
     adversary = recent_plays_attack(n)
     learner = memory_adaptive(memory, horizon=horizon)
     epoch = epoch_length(learner, horizon, n)
-    res = run_adaptive(learner, adversary, horizon, n_reps=n_reps, seed=seed, checkpoints=[horizon])
+    res = sim.run(learner, adversary, horizon, n_reps=n_reps, seed=seed, checkpoints=[horizon])
+    regret = res.metrics["regret"][-1]
     bound = high_probability_bound(horizon, n, adversary.window, epoch, delta)
-    return int(np.sum(res.regret[-1] > bound)), res.regret[-1], bound
+    return int(np.sum(regret > bound)), regret, bound
 
 
 @pytest.mark.parametrize("delta", [0.05, 0.2])

@@ -24,8 +24,8 @@ costs :math:`c_k = \varepsilon_{0,k}`.  Phase :math:`k` costs
 instead cost :math:`(\sqrt{2K\ln(1/\delta_k)}\,c_k + K c_k(e^{c_k} - 1),
 \delta_k)` by advanced composition (Thm 3.20) with :math:`\delta_k =
 \delta/(k(k+1))`, whichever is smaller.  Phases :math:`k > P` run no
-mechanism.  Basic composition over the phases gives the run's cost, and the
-claim is
+mechanism.  Basic composition over the phases gives the cost of a run
+long enough to reach every phase, and the claim is
 
 .. math::
 
@@ -33,8 +33,12 @@ claim is
     \le \sum_{k=1}^{P}\frac{\varepsilon}{k(k+1)} = \frac{P}{P+1}\,\varepsilon < \varepsilon,
     \qquad \delta_{\mathrm{run}} \le \sum_{k=1}^{P}\frac{\delta}{k(k+1)} < \delta .
 
-Privacy is with respect to changing the loss vector of one round (losses in
-:math:`[0, 1]`).  The learner's docstring states this accounting; the
+A run of :math:`T' \le T` rounds asks one query per round, so it makes at
+most :math:`A = \min(T', KP)` pairs, the :math:`a`-th in phase
+:math:`\lceil a/K\rceil`; :func:`~expertlab.experts.privacy_cost` composes
+exactly those (the sum above when :math:`T' \ge KP`), and the learner
+refuses a run longer than :math:`T`.  Privacy is with respect to changing
+the loss vector of one round (losses in :math:`[0, 1]`).  The learner's docstring states this accounting; the
 paper's own small-loss algorithm could not be consulted, so the phase
 schedule is the library's reconstruction (Asi, Feldman, Koren & Talwar,
 ICML 2023).
@@ -48,10 +52,11 @@ from the formulas of the docstring: :math:`K`, :math:`P`,
 check asserts that they equal the arrays of ``small_loss_schedule``, the
 schedule the learner itself uses.  It then
 composes the per-mechanism costs with its own transcription of the
-composition theorems and asserts :math:`\varepsilon_{\mathrm{run}} \le
+composition theorems, over the pairs a run of :math:`T` rounds can make,
+and asserts :math:`\varepsilon_{\mathrm{run}} \le
 \varepsilon P/(P+1) < \varepsilon` and :math:`\delta_{\mathrm{run}} <
-\delta`.  It also asserts that ``privacy(n)``, the learner's accountant,
-reports the same pair.  Driving the learner on all-ones losses, the
+\delta`.  It also asserts that ``privacy_cost(learner, n, T)``, the
+learner's accountant, reports the same pair.  Driving the learner on all-ones losses, the
 fastest way to spend switches, shows that it never runs more than :math:`K`
 pairs in a phase nor runs any after phase :math:`P`, so these are all the
 mechanisms it may ever run.  The noise-free variant attains :math:`K P`
@@ -99,7 +104,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import beta, kstest, laplace
 
-from expertlab.experts import small_loss_experts, small_loss_schedule
+from expertlab import _random, sim
+from expertlab.experts import privacy_cost, small_loss_experts, small_loss_schedule
 from expertlab.experts._privacy import per_step_epsilon
 
 pytestmark = pytest.mark.proof
@@ -124,15 +130,20 @@ def rebuilt_parameters(eps, delta, horizon, n, max_switches=None, threshold=None
     return k_sw, n_phases, e0, b1, b2, eta, tau
 
 
-def composed_cost(k_sw, n_phases, b1, b2, eta, delta):
-    """Basic composition over phases 1..P of each phase's best of basic and advanced composition."""
+def composed_cost(k_sw, n_phases, b1, b2, eta, delta, horizon=None):
+    """Basic composition over phases 1..P of each phase's best of basic and advanced composition, over the
+    pairs a run of ``horizon`` rounds can make (one query per round; every pair when ``horizon`` is None)."""
     eps_run, delta_run = 0.0, 0.0
+    pairs = k_sw * n_phases if horizon is None else min(horizon, k_sw * n_phases)
     for j in range(1, n_phases + 1):
+        k_j = min(k_sw, pairs - (j - 1) * k_sw)  # pairs in phase j
+        if k_j <= 0:
+            break
         c = 1.0 / b1[j - 1] + 2.0 / b2[j - 1] + 2.0 * eta[j - 1]   # AboveThreshold + exponential mechanism
-        best, best_delta = k_sw * c, 0.0
+        best, best_delta = k_j * c, 0.0
         if delta > 0.0:
             d_k = delta / (j * (j + 1))
-            adv = math.sqrt(2.0 * k_sw * math.log(1.0 / d_k)) * c + k_sw * c * math.expm1(c)
+            adv = math.sqrt(2.0 * k_j * math.log(1.0 / d_k)) * c + k_j * c * math.expm1(c)
             if adv < best:
                 best, best_delta = adv, d_k
         eps_run += best
@@ -177,12 +188,16 @@ def check_budget(eps, delta, horizon, n, max_switches, threshold):
     assert (lk, lp) == (k_sw, n_phases)
     for mine, lib in ((b1, lb1), (b2, lb2), (eta, leta), (tau, ltau)):
         np.testing.assert_allclose(lib[1:n_phases + 1], mine[:n_phases], rtol=1e-12)
-    eps_run, delta_run = composed_cost(k_sw, n_phases, b1, b2, eta, delta)
+    full_eps, full_delta = composed_cost(k_sw, n_phases, b1, b2, eta, delta)
+    assert full_eps <= eps * n_phases / (n_phases + 1) * (1 + 1e-9)
+    assert full_delta <= delta * n_phases / (n_phases + 1) * (1 + 1e-12)
+    eps_run, delta_run = composed_cost(k_sw, n_phases, b1, b2, eta, delta, horizon)
+    assert eps_run <= full_eps * (1 + 1e-12) and delta_run <= full_delta * (1 + 1e-12)
     assert eps_run <= eps * n_phases / (n_phases + 1) * (1 + 1e-9)
     assert eps_run < eps
     assert delta_run <= delta * n_phases / (n_phases + 1) * (1 + 1e-12)
     assert delta_run < delta or delta == 0.0
-    reported = learner.privacy(n)
+    reported = privacy_cost(learner, n, horizon)
     assert reported.epsilon == pytest.approx(eps_run, rel=1e-9)
     assert reported.delta == pytest.approx(delta_run, rel=1e-9, abs=1e-300)
     return delta_run
@@ -197,13 +212,31 @@ def test_one_phase_spends_its_whole_share():
         assert eps_run == pytest.approx(eps * n_phases / (n_phases + 1), rel=1e-12)
 
 
+def start(learner, n, n_reps, horizon, offset=0):
+    """``(state, replication keys)`` of ``learner`` for a run of ``horizon`` rounds on ``n`` experts.
+
+    The checks read the learner's state (phase, switches, threshold noise) every round, so they step it by
+    hand here with the keys :func:`expertlab.sim.run` would derive from replication keys ``offset ..``.
+    """
+    rep_keys = np.arange(offset, offset + n_reps, dtype=np.uint64)
+    return learner.init(sim.EnvSpec("full", "round", n, horizon=horizon), n_reps, rep_keys, np), rep_keys
+
+
+def advance(learner, state, rep_keys, t, loss):
+    """One round ``t`` of ``learner`` on ``loss`` (n_reps, n): act, then update with the round's keys."""
+    with np.errstate(over="ignore"):
+        keys = _random.round_key(rep_keys, np.uint64(t))
+    p, state = learner.act(state, None, keys)
+    return learner.update(state, p, sim.FullFeedback(loss), keys)
+
+
 def run_all_ones(learner, n, horizon, n_reps, offset=0):
     """Drive ``learner`` on all-ones losses; return the per-replication count of "above" rounds and the final state."""
-    state = learner.init(n_reps, n, np.arange(offset, offset + n_reps, dtype=np.uint64))
+    state, rep_keys = start(learner, n, n_reps, horizon, offset)
     aboves = np.zeros(n_reps, dtype=np.int64)
     per_phase_max = 0
-    for _ in range(horizon):
-        new = learner.update(state, np.ones((n_reps, n)))
+    for t in range(horizon):
+        new = advance(learner, state, rep_keys, t, np.ones((n_reps, n)))
         aboves += (new.phase != state.phase) | (new.switches != state.switches)
         per_phase_max = max(per_phase_max, int(new.switches.max()))
         state = new
@@ -220,6 +253,7 @@ def test_never_more_mechanisms_than_accounted(eps, max_switches, threshold, hori
     assert np.all(state.switches[state.phase == n_phases + 1] == 0)
     np.testing.assert_array_equal(aboves, (state.phase - 1) * k_sw + state.switches)
     assert np.all(aboves <= k_sw * n_phases)                # hence at most K P pairs in all
+    assert np.all(aboves <= horizon)                        # and at most one per round
 
 
 def test_count_k_times_p_is_attained():
@@ -248,10 +282,10 @@ def test_phase_one_scales_are_the_ones_drawn_with():
     eps, horizon, n, n_reps = 4.0, 20, 3, 200_000
     learner = small_loss_experts(eps, horizon, max_switches=1, threshold=1.5)
     _, _, _, b1, b2, eta, tau = rebuilt_parameters(eps, 0.0, horizon, n, 1, 1.5)
-    state = learner.init(n_reps, n, np.arange(n_reps, dtype=np.uint64))
+    state, rep_keys = start(learner, n, n_reps, horizon)
     assert kstest(state.rho, laplace(scale=b1[0]).cdf).pvalue > 1e-3
     loss = np.array([1.0, 0.0, 0.5])
-    new = learner.update(state, np.broadcast_to(loss, (n_reps, n)))
+    new = advance(learner, state, rep_keys, 0, np.broadcast_to(loss, (n_reps, n)))
     above = new.phase != state.phase
     for i in range(n):  # the query is the initial expert's loss
         sel = state.cur == i
@@ -288,12 +322,12 @@ def neighbours():
 def transcripts(learner, losses, n_reps, offset):
     """Per replication: the transcript code, the round of the first "above" (T if none), the number of aboves."""
     horizon, n = losses.shape
-    state = learner.init(n_reps, n, np.arange(offset, offset + n_reps, dtype=np.uint64))
+    state, rep_keys = start(learner, n, n_reps, horizon, offset)
     code = state.cur.astype(np.int64)
     first = np.full(n_reps, horizon)
     count = np.zeros(n_reps, dtype=np.int64)
     for t in range(horizon):
-        new = learner.update(state, np.broadcast_to(losses[t], (n_reps, n)))
+        new = advance(learner, state, rep_keys, t, np.broadcast_to(losses[t], (n_reps, n)))
         above = (new.phase != state.phase) | (new.switches != state.switches)
         code = code * (n + 1) + np.where(above, 1 + new.cur, 0)
         first = np.where(above & (first == horizon), t, first)
@@ -329,7 +363,8 @@ def audit(learner, eps, delta, level=0.999):
 @pytest.mark.parametrize("eps, delta", [(1.0, 0.0), (0.5, 1e-3)])
 def test_audit_finds_no_violation(eps, delta):
     learner = small_loss_experts(eps, AUDIT_HORIZON, delta=delta, max_switches=1, threshold=1.0)
-    assert learner.privacy(2).epsilon <= eps and learner.privacy(2).delta <= delta
+    cost = privacy_cost(learner, 2, AUDIT_HORIZON)
+    assert cost.epsilon <= eps and cost.delta <= delta
     violation, certified = audit(learner, eps, delta)
     assert violation <= 0.0, violation
     assert certified < eps

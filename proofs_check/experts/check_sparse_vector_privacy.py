@@ -150,17 +150,22 @@ def test_self_test_too_little_query_noise_violates():
 
 def test_library_learner_runs_above_threshold_with_these_probabilities():
     """The library's first switch is AboveThreshold on q_t = L_{t, I}: its law matches the exact one."""
+    from expertlab import _random, sim
     from expertlab.experts import sparse_vector_experts
 
     losses = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
     # one switch, eps = 1: eps0 = 1, b1 = 4 / eps0, b2 = 8 / eps0 (Dwork & Roth's 2/eps', 4/eps', eps' = 1/2)
     L = sparse_vector_experts(1.0, 6, max_switches=1, threshold=2.0)
     n = 200_000
-    s = L.init(n, 2, np.arange(n, dtype=np.uint64))
+    rep_keys = np.arange(n, dtype=np.uint64)
+    s = L.init(sim.EnvSpec("full", "round", 2, horizon=losses.shape[0]), n, rep_keys, np)
     start0 = s.cur == 0
     first = np.full(n, losses.shape[0])  # index k = "no switch" (bot)
-    for t, row in enumerate(losses):
-        s = L.update(s, np.broadcast_to(row, (n, 2)))
+    for t, row in enumerate(losses):  # the learner's state is read each round, so it is stepped here by hand
+        with np.errstate(over="ignore"):
+            keys = _random.round_key(rep_keys, np.uint64(t))
+        p, s = L.act(s, None, keys)
+        s = L.update(s, p, sim.FullFeedback(np.broadcast_to(row, (n, 2))), keys)
         first = np.where((s.switches == 1) & (first == losses.shape[0]), t, first)
     freq = np.bincount(first[start0], minlength=losses.shape[0] + 1) / start0.sum()
     exact = output_probabilities(np.cumsum(losses[:, 0]), 2.0, 4.0, 8.0)

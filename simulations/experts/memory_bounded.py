@@ -17,8 +17,7 @@ import math
 import numpy as np
 
 from expertlab import sim
-from expertlab.experts import (instances, memory_adaptive, memory_bounded, recent_plays_attack, run_adaptive,
-                               state_nbytes)
+from expertlab.experts import instances, memory_adaptive, memory_bounded, recent_plays_attack, state_nbytes
 
 GAP = 6.0  # needle gap in units of sqrt(n / (S T)); the default epoch gives eps^2 B = GAP^2 / 6
 
@@ -87,12 +86,12 @@ def bytes_vs_n(s, backend, seed):
 
 def _attack(s, learner, seed):
     T = s["horizon"]
-    r = run_adaptive(learner(s["memory"], epoch=T // s["n_epochs"]), recent_plays_attack(s["n_experts"]), T,
-                     s["n_reps"], seed)
+    r = sim.run(learner(s["memory"], epoch=T // s["n_epochs"]), recent_plays_attack(s["n_experts"]), T,
+                s["n_reps"], seed, backend="numpy", metrics=["regret", "hits"])
     x = r.checkpoints.astype(float)
-    return sim.Measurement(x=x, y=r.regret, xlabel="round T", ylabel="regret against the adaptive adversary",
+    return sim.Measurement(x=x, y=r.metrics["regret"], xlabel="round T", ylabel="regret against the adaptive adversary",
                            curves={"T/2": (x, x / 2), "√T": (x, np.sqrt(x))},
-                           info={"attack_hits_final": float(r.hits[-1].mean()), "wall_time": r.wall_time})
+                           info={"attack_hits_final": float(r.mean("hits")[-1]), "wall_time": r.wall_time})
 
 
 def attack_oblivious(s, backend, seed):

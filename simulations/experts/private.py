@@ -17,27 +17,36 @@ the realizable learner becomes linear in T.
 import numpy as np
 
 from expertlab import sim
-from expertlab.experts import (noisy_ftpl, realizable, run_private, small_loss_experts, small_loss_instance,
+from expertlab.experts import (noisy_ftpl, privacy_cost, realizable, small_loss_experts, small_loss_instance,
                                sparse_vector_experts, tree_ftrl)
+
+
+def _run(learner, inst, T, n_reps, seed, **kw):
+    return sim.run(learner, inst, T, n_reps, seed, backend="numpy", metrics=["regret"], **kw)
+
+
+def _final(learner, inst, T, n_reps, seed):
+    """Final regret per replication, shape (n_reps,)."""
+    return _run(learner, inst, T, n_reps, seed, checkpoints=[T]).metrics["regret"][-1]
 
 
 def flat_in_T(s, backend, seed):
     T, d, eps = s["horizon"], s["n_experts"], s["epsilon"]
     inst = realizable(d, s["p"])
-    r = run_private(sparse_vector_experts(eps, T), inst, T, s["n_reps"], seed)
+    L = sparse_vector_experts(eps, T)
+    r = _run(L, inst, T, s["n_reps"], seed)
     curves = {}
     for name, f in (("private FTPL (noisy min per round)", noisy_ftpl), ("DP-FTRL, tree mechanism", tree_ftrl)):
-        b = run_private(f(eps, T), inst, T, s["baseline_reps"], seed)
+        b = _run(f(eps, T), inst, T, s["baseline_reps"], seed)
         curves[name] = (b.checkpoints, b.mean())
-    return sim.Measurement(x=r.checkpoints.astype(float), y=r.regret, xlabel="round T", ylabel="regret",
-                           curves=curves, info={"epsilon": r.privacy.epsilon,
+    return sim.Measurement(x=r.checkpoints.astype(float), y=r.metrics["regret"], xlabel="round T", ylabel="regret",
+                           curves=curves, info={"epsilon": privacy_cost(L, inst, T).epsilon,
                                                 "final_baselines": {k: float(v[1][-1]) for k, v in curves.items()}})
 
 
 def vs_epsilon(s, backend, seed):
     T, d = s["horizon"], s["n_experts"]
-    ys = [run_private(sparse_vector_experts(e, T), realizable(d, s["p"]), T, s["n_reps"], seed,
-                      checkpoints=[T]).regret[-1] for e in s["epsilons"]]
+    ys = [_final(sparse_vector_experts(e, T), realizable(d, s["p"]), T, s["n_reps"], seed) for e in s["epsilons"]]
     x = np.array(s["epsilons"], dtype=float)
     return sim.Measurement(x=x, y=np.stack(ys), xlabel="epsilon", ylabel="final regret",
                            curves={"c / eps": (x, np.mean(ys[0]) * x[0] / x)})
@@ -45,10 +54,9 @@ def vs_epsilon(s, backend, seed):
 
 def vs_experts(s, backend, seed):
     T, eps = s["horizon"], s["epsilon"]
-    ys = [run_private(sparse_vector_experts(eps, T), realizable(d, s["p"]), T, s["n_reps"], seed,
-                      checkpoints=[T]).regret[-1] for d in s["n_experts"]]
-    tree = [run_private(tree_ftrl(eps, T), realizable(d, s["p"]), T, s["baseline_reps"], seed,
-                        checkpoints=[T]).mean()[-1].item() for d in s["n_experts"]]
+    ys = [_final(sparse_vector_experts(eps, T), realizable(d, s["p"]), T, s["n_reps"], seed) for d in s["n_experts"]]
+    tree = [float(_final(tree_ftrl(eps, T), realizable(d, s["p"]), T, s["baseline_reps"], seed).mean())
+            for d in s["n_experts"]]
     x = np.array(s["n_experts"], dtype=float)
     return sim.Measurement(x=x, y=np.stack(ys), xlabel="number of experts d", ylabel="final regret",
                            curves={"∝ sqrt(d)": (x, np.mean(ys[0]) * np.sqrt(x / x[0])),
@@ -58,10 +66,10 @@ def vs_experts(s, backend, seed):
 
 def small_loss_vs_lstar(s, backend, seed):
     T, d, eps = s["horizon"], s["n_experts"], s["epsilon"]
-    ys = [run_private(small_loss_experts(eps, T), small_loss_instance(d, s["p"], best_loss=b), T, s["n_reps"], seed,
-                      checkpoints=[T]).regret[-1] for b in s["best_loss"]]
-    real = [run_private(sparse_vector_experts(eps, T), small_loss_instance(d, s["p"], best_loss=b), T,
-                        s["baseline_reps"], seed, checkpoints=[T]).mean()[-1].item() for b in s["best_loss"]]
+    ys = [_final(small_loss_experts(eps, T), small_loss_instance(d, s["p"], best_loss=b), T, s["n_reps"], seed)
+          for b in s["best_loss"]]
+    real = [float(_final(sparse_vector_experts(eps, T), small_loss_instance(d, s["p"], best_loss=b), T,
+                         s["baseline_reps"], seed).mean()) for b in s["best_loss"]]
     x = np.array(s["best_loss"], dtype=float)
     y = np.stack(ys)
     return sim.Measurement(x=x, y=y, xlabel="loss of the best expert L*", ylabel="final regret",
@@ -73,11 +81,12 @@ def small_loss_vs_lstar(s, backend, seed):
 def small_loss_flat_in_T(s, backend, seed):
     T, d, eps = s["horizon"], s["n_experts"], s["epsilon"]
     inst = small_loss_instance(d, s["p"], best_loss=s["best_loss"])
-    r = run_private(small_loss_experts(eps, T), inst, T, s["n_reps"], seed)
-    b = run_private(sparse_vector_experts(eps, T), inst, T, s["baseline_reps"], seed)
-    return sim.Measurement(x=r.checkpoints.astype(float), y=r.regret, xlabel="round T", ylabel="regret",
+    L = small_loss_experts(eps, T)
+    r = _run(L, inst, T, s["n_reps"], seed)
+    b = _run(sparse_vector_experts(eps, T), inst, T, s["baseline_reps"], seed)
+    return sim.Measurement(x=r.checkpoints.astype(float), y=r.metrics["regret"], xlabel="round T", ylabel="regret",
                            curves={"realizable learner": (b.checkpoints, b.mean())},
-                           info={"epsilon": r.privacy.epsilon, "realizable_final": float(b.mean()[-1])})
+                           info={"epsilon": privacy_cost(L, inst, T).epsilon, "realizable_final": float(b.mean()[-1])})
 
 
 EXPERIMENTS = [

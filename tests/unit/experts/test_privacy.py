@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from expertlab.experts import noisy_ftpl, sparse_vector_experts, tree_ftrl
+from expertlab import sim
+from expertlab.experts import instances, noisy_ftpl, privacy_cost, sparse_vector_experts, tree_ftrl
 from expertlab.experts._privacy import (PrivacyCost, compose_advanced, compose_basic, exponential_mechanism_epsilon,
                                         laplace_epsilon, laplace_scale, per_step_epsilon, privacy_audit,
                                         report_noisy_max_epsilon, sparse_vector_epsilon, tree_mechanism_epsilon)
@@ -67,22 +68,34 @@ def test_bad_input(call, exc):
 
 
 def test_learners_report_their_budget():
+    """A run of the calibrated horizon costs the budget."""
     for eps in (0.5, 2.0):
-        assert sparse_vector_experts(eps, 1000).privacy(8).epsilon == pytest.approx(eps, rel=1e-12)
-        assert noisy_ftpl(eps, 1000).privacy(8).epsilon == pytest.approx(eps, rel=1e-12)
-        assert tree_ftrl(eps, 1000).privacy(8).epsilon == pytest.approx(eps, rel=1e-12)
-    c = sparse_vector_experts(1.0, 1000, delta=1e-6, max_switches=200).privacy(8)
+        for make in (sparse_vector_experts, noisy_ftpl, tree_ftrl):
+            assert privacy_cost(make(eps, 1000), 8, 1000).epsilon == pytest.approx(eps, rel=1e-12)
+    c = privacy_cost(sparse_vector_experts(1.0, 1000, delta=1e-6, max_switches=200), 8, 1000)
     assert c.epsilon == pytest.approx(1.0, rel=1e-9) and c.delta == 1e-6
-    c = noisy_ftpl(1.0, 10_000, delta=1e-6).privacy(3)
+    c = privacy_cost(noisy_ftpl(1.0, 10_000, delta=1e-6), 3, 10_000)
     assert c.epsilon == pytest.approx(1.0, rel=1e-9) and c.delta == 1e-6
-    assert math.isinf(sparse_vector_experts(1.0, 100, noise=False).privacy(4).epsilon)
+    assert math.isinf(privacy_cost(sparse_vector_experts(1.0, 100, noise=False), 4, 100).epsilon)
+
+
+def test_a_longer_run_would_spend_more_and_is_refused():
+    """The reliability finding: noisy_ftpl(eps=1, horizon=10) on 200 rounds reported eps = 1 (noise sized for 9
+    releases, 199 made).  The accountant now counts the releases (199/9 ~ 22.1 by basic composition; with
+    delta > 0 the better of basic and advanced), and the learner refuses the run."""
+    assert privacy_cost(noisy_ftpl(1.0, 10), 4, 200).epsilon == pytest.approx(199 / 9, rel=1e-12)
+    c = privacy_cost(noisy_ftpl(1.0, 10, delta=1e-6), 4, 200)
+    assert 1.0 < c.epsilon < 199 / 9 * 1.01 and c.delta == 1e-6
+    for L in (noisy_ftpl(1.0, 10), noisy_ftpl(1.0, 10, delta=1e-6)):
+        with pytest.raises(ValueError, match="horizon"):
+            sim.run(L, instances.fair_coins(4), 200, 2)
 
 
 def test_sparse_vector_threshold_noise_has_the_accounted_scale():
     # d = 8: K = 3 + 3 = 6, eps0 = eps / 6, b1 = 4 / eps0 = 12 at eps = 2; E|Lap(b)| = b, sd |Lap(b)| = b
     L = sparse_vector_experts(2.0, 1000)
     n = 40_000
-    rho = L.init(n, 8, np.arange(n, dtype=np.uint64)).rho
+    rho = L.init(8, n, np.arange(n, dtype=np.uint64), np).rho
     assert abs(np.abs(rho).mean() - 12.0) < 4 * 12.0 / math.sqrt(n)
     assert abs(np.mean(rho > 0) - 0.5) < 4 * 0.5 / math.sqrt(n)
 
@@ -92,9 +105,9 @@ def test_noisy_ftpl_noise_has_the_accounted_scale():
     # L = (0, c): expert 1 wins iff Z_0 - Z_1 > c, probability e^{-c/b} (2 + c/b) / 4.
     L = noisy_ftpl(2.0, 11)
     n, c, b = 40_000, 5.0, 10.0
-    s = L.init(n, 2, np.arange(n, dtype=np.uint64))
+    s = L.init(2, n, np.arange(n, dtype=np.uint64), np)
     s = s._replace(cum=np.tile([0.0, c], (n, 1)))
-    p = np.mean(L.act(s) == 1)
+    p = np.mean(L.act(s, None, np.arange(n, dtype=np.uint64))[0][:, 1])
     exact = math.exp(-c / b) * (2 + c / b) / 4
     assert abs(p - exact) < 4 * math.sqrt(exact * (1 - exact) / n)
 
@@ -103,8 +116,10 @@ def test_tree_node_noise_has_the_accounted_scale():
     # T = 100: 7 levels, d = 4, eps = 2: b = 7 * 4 / 2 = 14
     L = tree_ftrl(2.0, 100)
     n = 10_000
-    s = L.init(n, 4, np.arange(n, dtype=np.uint64))
-    s = L.update(s, np.full((n, 4), 0.5))
+    s = L.init(4, n, np.arange(n, dtype=np.uint64), np)
+    k = np.arange(n, dtype=np.uint64)
+    p, s = L.act(s, None, k)
+    s = L.update(s, p, sim.FullFeedback(np.full((n, 4), 0.5)), k)
     z = (s.alpha_hat[:, 0] - s.alpha[:, 0]).ravel()
     np.testing.assert_array_equal(s.alpha[:, 0], 0.5)
     assert abs(np.abs(z).mean() - 14.0) < 4 * 14.0 / math.sqrt(z.size)
