@@ -18,6 +18,18 @@ def check_init(n_reps, spec):
     return n_reps, n_arms
 
 
+def reward_kind_check(name: str, kind: str):
+    """``check_spec`` of a learner whose model of the rewards is ``kind``: Bernoulli models refuse Gaussian arms."""
+
+    def check_spec(spec):
+        arms = getattr(spec, "info", {}).get("kind")
+        if kind == "bernoulli" and arms == "gaussian":
+            raise ValueError(f"{name}(kind='bernoulli') needs rewards in [0, 1], but the arms are Gaussian; "
+                             f"use {name}(kind='gaussian', sigma=...)")
+
+    return check_spec
+
+
 def pull_arm(pull):
     """The arms of a :class:`expertlab.sim.Pull` (or of a bare int array)."""
     from ..sim import Pull

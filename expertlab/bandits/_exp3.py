@@ -65,8 +65,23 @@ def _k_update(prm, S, s, t, arm, reward, p):
     S[0, arm] += (1.0 - reward) / (p[arm] + prm[2])
 
 
+def arms_check(name, params):
+    """``check_spec`` of a learner whose rate was tuned for ``params["n_arms"]`` arms."""
+
+    def check_spec(spec):
+        K = params.get("n_arms")
+        if K is not None and hasattr(spec, "n_actions") and spec.n_actions != K:
+            raise ValueError(f"n_arms: {name} was tuned for n_arms={K} but the environment has "
+                             f"{spec.n_actions} arms")
+
+    return check_spec
+
+
 def _factory(name, mode, eta, gamma, params):
+    check_spec = arms_check(name, params)
+
     def init(spec, n_reps, keys=None, xp=np):
+        check_spec(spec)
         n_reps, n_arms = check_init(n_reps, spec)
         return Exp3State(loss_est=xp.zeros((n_reps, n_arms)), t=xp.zeros(n_reps, dtype=xp.int64))
 
@@ -97,7 +112,8 @@ def _factory(name, mode, eta, gamma, params):
 
     kernel = BanditKernelSpec(n_rows=1, n_scalars=0, params=np.array([mode, eta, gamma]), init=_k_init,
                               act=_k_act, update=_k_update, randomised=True)
-    return Learner(name=name, feedback="bandit", init=init, act=act, update=update, params=params, kernel=kernel)
+    return Learner(name=name, feedback="bandit", init=init, act=act, update=update, params=params, kernel=kernel,
+                   check_spec=check_spec)
 
 
 def exp3(horizon=None, *, n_arms=None, eta=None) -> Learner:

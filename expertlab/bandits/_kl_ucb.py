@@ -12,7 +12,7 @@ from .._validation import check_float, check_in
 from ..sim._bandit_kernels import BanditKernelSpec
 from ..sim._arms import Pull
 from ..sim._protocol import Learner
-from ._common import argmax_first, k_first_unpulled
+from ._common import argmax_first, k_first_unpulled, reward_kind_check
 from ._ucb import index_init, index_update, k_index_init, k_index_update, pick
 
 __all__ = ["kl_ucb", "kl_ucb_index", "kl_threshold"]
@@ -269,7 +269,14 @@ def kl_ucb(c=0.0, *, kind="bernoulli", sigma=1.0) -> Learner:
     params = {"c": c, "kind": kind} | ({"sigma": sigma} if not bern else {})
     kernel = BanditKernelSpec(n_rows=2, n_scalars=0, params=np.array([0.0 if bern else 1.0, c, sigma]),
                               init=k_index_init, act=_k_act, update=k_index_update)
-    return Learner(name="kl_ucb", feedback="bandit", init=index_init, act=act, update=index_update,
+    check_spec = reward_kind_check("kl_ucb", kind)
+
+    def init(spec, n_reps, keys=None, xp=np):
+        if hasattr(spec, "n_actions"):
+            check_spec(spec)
+        return index_init(spec, n_reps, keys, xp)
+
+    return Learner(name="kl_ucb", feedback="bandit", init=init, act=act, update=index_update, check_spec=check_spec,
                    params=params, kernel=kernel)
 
 

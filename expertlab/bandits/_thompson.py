@@ -13,7 +13,7 @@ from ..sim._bandit_kernels import BanditKernelSpec
 from ..sim._arms import Pull
 from ..sim._protocol import Learner
 from ..sim._variates import beta, beta_array, normal, normal_array
-from ._common import argmax_first
+from ._common import argmax_first, reward_kind_check
 from ._ucb import index_init, index_update, k_index_init, k_index_update
 
 __all__ = ["thompson_sampling"]
@@ -116,5 +116,12 @@ def thompson_sampling(kind="bernoulli", *, sigma=1.0, prior=(1.0, 1.0)) -> Learn
     params = {"kind": kind} | ({"prior": (a0, b0)} if bern else {"sigma": sigma})
     kernel = BanditKernelSpec(n_rows=2, n_scalars=0, params=np.array([0.0 if bern else 1.0, sigma, a0, b0]),
                               init=k_index_init, act=_k_act, update=k_index_update)
-    return Learner(name="thompson_sampling", feedback="bandit", init=index_init, act=act, update=index_update,
-                   params=params, kernel=kernel)
+    check_spec = reward_kind_check("thompson_sampling", kind)
+
+    def init(spec, n_reps, keys=None, xp=np):
+        if hasattr(spec, "n_actions"):
+            check_spec(spec)
+        return index_init(spec, n_reps, keys, xp)
+
+    return Learner(name="thompson_sampling", feedback="bandit", init=init, act=act, update=index_update,
+                   params=params, kernel=kernel, check_spec=check_spec)

@@ -122,7 +122,7 @@ def pick_backend(learner, env, backend: str = "auto", *, horizon: int = 0, n_rep
     if backend != "auto":
         return check_backend(backend)
     names = _metric_names(env, metrics)
-    if _has_custom(metrics):
+    if _has_custom(metrics) or learner.final is not None:  # fast paths return no learner state
         return "numpy"
     f = _fast_path("numba", learner, env, names)
     if f is None:
@@ -233,6 +233,8 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
     if backend != "auto":
         check_backend(backend)
     env.check_horizon(horizon)
+    if learner.check_spec is not None:
+        learner.check_spec(_with_horizon(spec0, horizon))
     seed_u = _random.seed_to_uint64(seed)
     ckpts = check_checkpoints(checkpoints, horizon)
     mlist = _resolve_metrics(env, metrics)
@@ -249,6 +251,9 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
             _require_cuda()
         with np.errstate(over="ignore"):  # uint64 hashing wraps by design
             out, final = fast.driver(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts)
+        if learner.final is not None and not set(final) >= _final_names(learner, env):
+            raise ValueError(f"backend={used!r}: the compiled path for {learner.name!r} does not return the "
+                             f"learner's final values; use backend='numpy' or 'auto'")
         missing = [n for n in names if n not in out]
         if missing:
             raise ValueError(f"metrics: {missing} cannot be recorded for learner {learner.name!r} on "
@@ -263,6 +268,13 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
                      environment_params=dict(env.params), unit=spec0.unit, horizon=horizon, n_reps=n_reps,
                      seed=int(seed_u), rep_offset=rep_offset, backend=used, checkpoints=ckpts, metrics=out,
                      final=final, wall_time=wall)
+
+
+def _final_names(learner, env):
+    """Names of the learner's final values, from a one-replication initial state."""
+    spec = _with_horizon(env.spec, 1)
+    rk, lk = replication_keys(np.uint64(0), 0, 1)
+    return set(learner.final(learner.init(spec, 1, lk, np)))
 
 
 def is_environment(obj) -> bool:
@@ -347,6 +359,8 @@ def _run_array(xp, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, mli
     for m, a in zip(mlist, accs):
         if m.final is not None:
             final.update({k: asnumpy(v) for k, v in m.final(a).items()})
+    if learner.final is not None:
+        final.update({k: asnumpy(v) for k, v in learner.final(state).items()})
     if stopping:
         final["stopped"] = stop_time > 0
         final["stopping_time"] = np.where(stop_time > 0, stop_time, t_last)

@@ -151,6 +151,16 @@ class Learner(NamedTuple):
         for procedures with a stopping time.
     doc : str or None
         The factory's docstring (what ``help(learner)`` shows).
+    final : callable or None
+        ``final(state) -> {name: (n_reps, ...)}``: per-replication values of
+        the learner's final state that the run should return in
+        :attr:`RunResult.final` (fitted weights, estimates, ...).
+    check_spec : callable or None
+        ``check_spec(spec)`` raises a ``ValueError`` naming the setting when
+        the learner cannot run on an environment with this :class:`EnvSpec`
+        (a rate tuned for another number of arms, a confidence bound that
+        needs rewards in [0, 1], a calibration for a shorter horizon).
+        :func:`expertlab.sim.run` calls it before any backend runs.
     """
 
     name: str
@@ -163,6 +173,8 @@ class Learner(NamedTuple):
     done: Callable | None = None
     answer: Callable | None = None
     doc: str | None = None
+    check_spec: Callable | None = None
+    final: Callable | None = None
 
     def __repr__(self) -> str:
         return f"{self.name}({short_params(self.params)})"

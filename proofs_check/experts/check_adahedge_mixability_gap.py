@@ -327,13 +327,13 @@ def test_derived_delta_bound_needs_its_constant():
 def test_library_adahedge_regret_bound(losses):
     horizon, n = losses.shape
     learner = experts.adahedge()
-    state = learner.init(1, n)
+    state = learner.init(n, 1)
     key = np.zeros(1, dtype=np.uint64)
     plays = np.empty_like(losses)
     for t in range(horizon):
-        p = np.asarray(learner.act(state, key, None))
+        p = np.asarray(learner.act(state, None, key)[0])
         plays[t] = p[0]
-        state = learner.update(state, p, losses[t][None, :].copy(), None)
+        state = learner.update(state, p, (losses[t][None, :].copy(), None))
     mean = np.sum(plays * losses, axis=1, keepdims=True)
     var = float(np.sum(plays * (losses - mean) ** 2))
     big_s = float(np.max(losses.max(axis=1) - losses.min(axis=1)))

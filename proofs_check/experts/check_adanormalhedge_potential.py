@@ -116,16 +116,16 @@ def sequences(draw):
 def _potential_violations(losses, awake, prior, play_prior=False):
     """Rounds where sum pi Phi grows by more than 3/2 sum pi |r| / (C + 1); plus the final state."""
     L = adanormalhedge(prior=prior)
-    state = L.init(1, losses.shape[1])
+    state = L.init(losses.shape[1], 1)
     bad = []
     for t in range(losses.shape[0]):
         aw = awake[t][None, :]
-        p = L.act(state, None, aw)
+        p = L.act(state, aw, None)[0]
         if play_prior:
             p = np.where(aw, prior[None, :], 0.0)
             p = p / p.sum()
         before = float(np.sum(prior * phi(state.regret[0], state.abs_regret[0])))
-        new = L.update(state, p, losses[t][None, :], aw)
+        new = L.update(state, p, (losses[t][None, :], aw))
         r = new.regret[0] - state.regret[0]
         allowance = 1.5 * np.sum(prior * np.abs(r) / (state.abs_regret[0] + 1.0))
         after = float(np.sum(prior * phi(new.regret[0], new.abs_regret[0])))

@@ -189,11 +189,11 @@ def test_library_ftpl_gumbel_plays_softmax_frequencies():
     with np.errstate(over="ignore"):  # uint64 hashing wraps by design
         rkey = _random.rep_key(np.full(n_reps, seed, dtype=np.uint64), np.arange(n_reps, dtype=np.uint64))
         lkey = _random.stream_key(rkey, _random.LEARNER_STREAM)
-        state = learner.init(n_reps, n)
+        state = learner.init(n, n_reps)
         for t, loss in enumerate(rounds):
-            p = learner.act(state, _random.round_key(lkey, np.uint64(t)), None)
-            state = learner.update(state, p, np.tile(loss, (n_reps, 1)), None)
-        p = np.asarray(learner.act(state, _random.round_key(lkey, np.uint64(len(rounds))), None))
+            p = learner.act(state, None, _random.round_key(lkey, np.uint64(t)))[0]
+            state = learner.update(state, p, (np.tile(loss, (n_reps, 1)), None))
+        p = np.asarray(learner.act(state, None, _random.round_key(lkey, np.uint64(len(rounds))))[0])
     assert p.shape == (n_reps, n)
     assert np.all((p == 0.0) | (p == 1.0)) and np.all(p.sum(axis=1) == 1.0), "ftpl must play one-hot vectors"
     freq = p.mean(axis=0)

@@ -111,13 +111,13 @@ def log_potential(cum_loss, eta):
 def play(learner, losses):
     """Drive ``learner`` (one replication) through ``losses`` of shape (T, N); return the (T, N) plays."""
     horizon, n = losses.shape
-    state = learner.init(1, n)
+    state = learner.init(n, 1)
     key = np.zeros(1, dtype=np.uint64)
     plays = np.empty_like(losses)
     for t in range(horizon):
-        p = np.asarray(learner.act(state, key, None))
+        p = np.asarray(learner.act(state, None, key)[0])
         plays[t] = p[0]
-        state = learner.update(state, p, losses[t][None, :].copy(), None)
+        state = learner.update(state, p, (losses[t][None, :].copy(), None))
     return plays
 
 

@@ -18,7 +18,7 @@ def paired_difference(s, backend, seed):
     # same seed: the same losses in every replication (the instance stream ignores the learner)
     f = sim.run(F, inst, horizon=T, n_reps=s["n_reps"], seed=seed, backend=backend)
     h = sim.run(H, inst, horizon=T, n_reps=s["n_reps"], seed=seed, backend=backend)
-    d = f.regret[-1:] - h.regret[-1:]
+    d = f.metrics["regret"][-1:] - h.metrics["regret"][-1:]
     return sim.Measurement(x=np.array([float(T)]), y=d, xlabel="T", ylabel="regret(FTPL-Gumbel) − regret(Hedge)",
                            info={"ftpl_mean": float(f.mean()[-1]), "hedge_mean": float(h.mean()[-1])})
 

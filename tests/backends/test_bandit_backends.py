@@ -22,7 +22,7 @@ out = {}
 for name, L, inst in cases:
     a = sim.run(L, inst, horizon=24, n_reps=3, seed=9, backend="numpy")
     b = sim.run(L, inst, horizon=24, n_reps=3, seed=9, backend="cuda")
-    d = float(np.max(np.abs(a.regret - b.regret)))
+    d = float(np.max(np.abs(a.metrics["regret"] - b.metrics["regret"])))
     for k in a.metrics:
         d = max(d, float(np.max(np.abs(a.metrics[k] - b.metrics[k]))))
     d = max(d, float(np.max(np.abs(a.final["pulls"] - b.final["pulls"]))))
@@ -57,4 +57,4 @@ def test_bandit_cupy_matches_numpy():
         L = LEARNERS[name]()
         a = sim.run(L, inst, horizon=100, n_reps=16, seed=3, backend="numpy")
         b = sim.run(L, inst, horizon=100, n_reps=16, seed=3, backend="cupy")
-        np.testing.assert_allclose(b.regret, a.regret, atol=1e-10, err_msg=name)
+        np.testing.assert_allclose(b.metrics["regret"], a.metrics["regret"], atol=1e-10, err_msg=name)

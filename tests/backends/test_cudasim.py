@@ -21,7 +21,7 @@ for name in sorted(LEARNERS):
                  instances.piecewise_best(3, 7, 0.2)):
         a = sim.run(L, inst, horizon=24, n_reps=3, seed=9, backend="numpy")
         b = sim.run(L, inst, horizon=24, n_reps=3, seed=9, backend="cuda", rep_offset=0)
-        d = float(np.max(np.abs(a.regret - b.regret)))
+        d = float(np.max(np.abs(a.metrics["regret"] - b.metrics["regret"])))
         d = max(d, float(np.max(np.abs(a.final["expert_regret"] - b.final["expert_regret"]))))
         for k in a.metrics:
             d = max(d, float(np.max(np.abs(a.metrics[k] - b.metrics[k]))))
@@ -56,4 +56,4 @@ def test_cupy_matches_numpy():
         inst = instances.sleeping(instances.needle(5, 0.2), 0.6)
         a = sim.run(L, inst, horizon=100, n_reps=16, seed=3, backend="numpy")
         b = sim.run(L, inst, horizon=100, n_reps=16, seed=3, backend="cupy")
-        np.testing.assert_allclose(b.regret, a.regret, atol=1e-10, err_msg=name)
+        np.testing.assert_allclose(b.metrics["regret"], a.metrics["regret"], atol=1e-10, err_msg=name)

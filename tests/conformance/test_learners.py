@@ -1,106 +1,175 @@
-"""One suite over every registered full-information learner.
+"""One suite over EVERY registered online learner, of every family.
 
-Shapes, purity (``update`` never mutates its input), batch independence
-(replication r run alone equals replication r inside a batch), and
-compiled-backend equivalence for learners that ship a kernel.
+Each learner is registered with a small example run (``example() -> (learner,
+env, horizon)``).  On it the suite checks the engine's contract: the record,
+the shapes of the result, that the same keys give the same numbers, that
+replication r alone equals r in a batch and r in a block at ``rep_offset``,
+that every registered compiled path agrees with the array path, and that bad
+input gets a clear error naming the argument.
 """
 
 import numpy as np
 import pytest
 
 from expertlab import sim
-from expertlab.experts import LEARNERS, instances
+from expertlab.sim._engine import _FAST_PATHS
 
-NAMES = sorted(LEARNERS)
+REGISTERED = sim.learners()
+NAMES = sorted(REGISTERED)
 
 
-def _rng_losses(n_reps, n, seed=0):
-    return np.random.default_rng(seed).uniform(size=(n_reps, n))
+def _example(name):
+    learner, env, horizon = REGISTERED[name].example()
+    return learner, env, horizon
+
+
+def test_every_registered_learner_is_covered():
+    missing = [n for n in NAMES if REGISTERED[n].example is None]
+    assert not missing, f"registered learners without an example run: {missing}"
+    assert len(NAMES) >= 20
+    families = {r.family for r in REGISTERED.values()}
+    assert {"experts", "bandits"} <= families
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_record(name):
-    L = LEARNERS[name]()
-    assert isinstance(L, sim.Learner)
-    assert L.name == name
-    assert L.feedback in sim.FEEDBACK_KINDS
-    assert name in repr(L)
+    learner, env, horizon = _example(name)
+    reg = REGISTERED[name]
+    assert isinstance(learner, sim.Learner)
+    assert learner.name == name
+    assert learner.feedback == reg.feedback == env.spec.feedback
+    assert sim.is_environment(env)
+    assert env.spec.unit in sim.UNITS
+    for obj in (learner, env):
+        text = repr(obj)
+        assert len(text.splitlines()) == 1 and len(text) < 300 and "0x" not in text
+
+
+def _run(learner, env, horizon, **kw):
+    kw.setdefault("backend", "numpy")
+    return sim.run(learner, env, horizon=horizon, seed=kw.pop("seed", 3), **kw)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_shapes_and_purity(name):
-    L = LEARNERS[name]()
-    n_reps, n = 3, 4
-    state = L.init(n_reps, n)
-    keys = np.arange(n_reps, dtype=np.uint64)
-    for t in range(5):
-        p = L.act(state, keys + np.uint64(t))
-        assert p.shape == (n_reps, n)
-        assert np.all(p >= 0) and np.allclose(p.sum(axis=1), 1.0)
-        loss = _rng_losses(n_reps, n, t)
-        before = [np.array(a, copy=True) for a in state]
-        new = L.update(state, p, loss)
-        assert type(new) is type(state)
-        for a, b in zip(before, state):
-            np.testing.assert_array_equal(a, b)  # the old state is untouched
-        for a, b in zip(new, state):
-            assert np.shape(a) == np.shape(b)
-        state = new
+def test_shapes_and_determinism(name):
+    learner, env, horizon = _example(name)
+    a = _run(learner, env, horizon, n_reps=4)
+    assert a.unit == env.spec.unit and a.backend == "numpy" and a.horizon == horizon
+    assert a.checkpoints[-1] <= horizon and a.checkpoints.dtype == np.int64
+    assert a.metrics, "a run must record at least one metric"
+    for k, v in a.metrics.items():
+        assert v.shape == (a.checkpoints.size, 4), k
+        assert not np.any(np.isnan(v)), k
+    for k, v in a.final.items():
+        assert np.shape(v)[0] == 4, k
+    b = _run(learner, env, horizon, n_reps=4)
+    for k in a.metrics:
+        np.testing.assert_array_equal(a.metrics[k], b.metrics[k], err_msg=k)
+    for k in a.final:
+        np.testing.assert_array_equal(a.final[k], b.final[k], err_msg=k)
+    c = _run(learner, env, horizon, n_reps=4, seed=4)
+    assert any(not np.array_equal(a.metrics[k], c.metrics[k]) for k in a.metrics) or \
+        all(np.ptp(v) == 0 for v in a.metrics.values()), "another seed gave the same numbers"
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_replication_alone_equals_in_batch(name):
-    L = LEARNERS[name]()
-    inst = instances.needle(5, 0.2)
-    full = sim.run(L, inst, horizon=60, n_reps=6, seed=11)
-    alone = sim.run(L, inst, horizon=60, n_reps=1, seed=11, rep_offset=4)
-    np.testing.assert_allclose(alone.regret[:, 0], full.regret[:, 4], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(alone.final["expert_regret"][0], full.final["expert_regret"][4], atol=1e-12)
+def test_replication_alone_in_batch_and_in_block(name):
+    learner, env, horizon = _example(name)
+    full = _run(learner, env, horizon, n_reps=5)
+    alone = _run(learner, env, horizon, n_reps=1, rep_offset=3)
+    block = _run(learner, env, horizon, n_reps=3, rep_offset=2)
+    for k in full.metrics:
+        np.testing.assert_allclose(alone.metrics[k][:, 0], full.metrics[k][:, 3], rtol=0, atol=1e-12, err_msg=k)
+        np.testing.assert_allclose(block.metrics[k], full.metrics[k][:, 2:], rtol=0, atol=1e-12, err_msg=k)
+    for k in full.final:
+        np.testing.assert_allclose(np.asarray(block.final[k], dtype=float),
+                                   np.asarray(full.final[k], dtype=float)[2:], rtol=0, atol=1e-12, err_msg=k)
+    joined = sim.RunResult.concat([_run(learner, env, horizon, n_reps=2), block])
+    for k in full.metrics:
+        np.testing.assert_allclose(joined.metrics[k], full.metrics[k], rtol=0, atol=1e-12, err_msg=k)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_awake_mask_gives_zero_to_sleepers(name):
-    L = LEARNERS[name]()
-    n_reps, n = 2, 4
-    awake = np.array([[True, False, True, False], [False, False, False, True]])
-    state = L.init(n_reps, n)
-    keys = np.arange(n_reps, dtype=np.uint64)
-    for t in range(4):
-        p = L.act(state, keys + np.uint64(t), awake)
-        assert np.all(p[~awake] == 0.0)
-        np.testing.assert_allclose(p.sum(axis=1), 1.0)
-        state = L.update(state, p, _rng_losses(n_reps, n, t), awake)
-    assert p[1, 3] == 1.0  # the only awake expert of row 1
+def _fast_cases():
+    out = []
+    for name in NAMES:
+        learner, env, _ = _example(name)
+        for f in _FAST_PATHS:
+            if f.backend == "numba" and f.supports(learner, env):
+                out.append((name, f.name))
+    return out
 
 
-KERNEL_NAMES = [n for n in NAMES if LEARNERS[n]().kernel is not None]
-CASES = [
-    lambda: instances.needle(6, 0.1),
-    lambda: instances.sleeping(instances.iid_uniform(5), 0.4),
-    lambda: instances.piecewise_best(4, 50, 0.2),
+FAST = _fast_cases()
+
+
+def test_compiled_paths_are_covered():
+    assert any(n == "hedge" for n, _ in FAST) and any(n == "ucb1" for n, _ in FAST)
+
+
+@pytest.mark.parametrize("name, path", FAST, ids=[f"{n}-{p}" for n, p in FAST])
+def test_compiled_path_agrees_with_the_array_path(name, path):
+    learner, env, horizon = _example(name)
+    a = _run(learner, env, horizon, n_reps=6, backend="numpy")
+    b = _run(learner, env, horizon, n_reps=6, backend="numba")
+    assert b.backend == "numba"
+    assert set(a.metrics) == set(b.metrics)
+    for k in a.metrics:
+        np.testing.assert_allclose(b.metrics[k], a.metrics[k], rtol=0, atol=1e-10, err_msg=k)
+    for k in a.final:
+        np.testing.assert_allclose(np.asarray(b.final[k], dtype=float), np.asarray(a.final[k], dtype=float),
+                                   rtol=0, atol=1e-10, err_msg=k)
+
+
+BAD = [
+    (dict(horizon=0), ValueError, "horizon"),
+    (dict(horizon=2.5), TypeError, "horizon"),
+    (dict(n_reps=0), ValueError, "n_reps"),
+    (dict(n_reps="3"), TypeError, "n_reps"),
+    (dict(seed=-1), ValueError, "seed"),
+    (dict(seed=1.5), TypeError, "seed"),
+    (dict(rep_offset=-1), ValueError, "rep_offset"),
+    (dict(backend="tpu"), ValueError, "backend"),
+    (dict(checkpoints=[0]), ValueError, "checkpoints"),
+    (dict(checkpoints=[1.5]), ValueError, "checkpoints"),
+    (dict(checkpoints=[float("nan")]), ValueError, "checkpoints"),
+    (dict(metrics=["no_such_metric"]), ValueError, "metrics"),
+    (dict(metrics=[3]), TypeError, "metrics"),
 ]
 
 
-@pytest.mark.parametrize("name", KERNEL_NAMES)
-@pytest.mark.parametrize("case", range(len(CASES)))
-def test_numba_equals_numpy(name, case):
-    L = LEARNERS[name]()
-    inst = CASES[case]()
-    a = sim.run(L, inst, horizon=150, n_reps=8, seed=5, backend="numpy")
-    b = sim.run(L, inst, horizon=150, n_reps=8, seed=5, backend="numba")
-    np.testing.assert_allclose(b.regret, a.regret, rtol=0, atol=1e-10)
-    for k in a.metrics:
-        np.testing.assert_allclose(b.metrics[k], a.metrics[k], rtol=0, atol=1e-10)
-    np.testing.assert_allclose(b.final["expert_regret"], a.final["expert_regret"], rtol=0, atol=1e-10)
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("bad, exc, word", BAD, ids=[f"{list(b)[0]}={list(b.values())[0]!r}" for b, _, _ in BAD])
+def test_bad_run_arguments_are_named(name, bad, exc, word):
+    learner, env, horizon = _example(name)
+    kw = dict(horizon=horizon, n_reps=2, seed=0, backend="numpy") | bad
+    with pytest.raises(exc, match=word):
+        sim.run(learner, env, **kw)
+
+
+class _OtherKind(sim.Environment):
+    name = "other"
+    params = {}
+
+    @property
+    def spec(self):
+        return sim.EnvSpec(feedback="no-such-kind", unit="round", n_actions=2)
+
+    def reset(self, n_reps, keys, xp):
+        return None
+
+    def step(self, env_state, action, t, keys):  # pragma: no cover - never reached
+        raise AssertionError
+
+    def available_metrics(self):
+        return {}
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("horizon, n_experts, seed, z", [(100, 4, 2024, 3.5), (200, 5, 11, 3.0)])
-def test_fair_coins_exact_expected_regret(name, horizon, n_experts, seed, z):
-    """On independent fair coins every learner's expected regret is known exactly."""
-    L = LEARNERS[name]()
-    inst = instances.fair_coins(n_experts)
-    backend = "numba" if L.kernel is not None else "numpy"
-    res = sim.run(L, inst, horizon=horizon, n_reps=4000, seed=seed, backend=backend)
-    exact = inst.exact_expected_regret(horizon)
-    assert abs(res.mean()[-1] - exact) <= z * res.stderr()[-1]
+def test_wrong_environment_kind_is_refused(name):
+    learner, env, horizon = _example(name)
+    with pytest.raises(ValueError, match="feedback"):
+        sim.run(learner, _OtherKind(), horizon=horizon, n_reps=2)
+    with pytest.raises(TypeError, match="env must be an Environment"):
+        sim.run(learner, object(), horizon=horizon, n_reps=2)
+    with pytest.raises(TypeError, match="learner must be a Learner"):
+        sim.run(env, env, horizon=horizon, n_reps=2)

@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import brentq
 
 from expertlab import sim
+from expertlab.sim import Pull
 from expertlab.bandits import exp3, exp3_ix, instances, kl_ucb, kl_ucb_index, moss, thompson_sampling, ucb1
 from expertlab.bandits._exp3 import Exp3State
 from expertlab.bandits._ucb import IndexState
@@ -26,12 +27,12 @@ def _keys(n):
 
 def test_ucb1_index_by_hand():
     # counts (2, 1), sums (1, 1), t = 3: 0.5 + sqrt(ln 3) = 1.548 < 1 + sqrt(2 ln 3) = 2.482
-    arm, p = ucb1().act(_state([2, 1], [1, 1]), None)
+    arm, p = ucb1().act(_state([2, 1], [1, 1]), None, None)[0]
     assert arm.tolist() == [1] and p is None
     # counts (10, 2), sums (9, 0), t = 12: 0.9 + sqrt(2 ln 12 / 10) = 1.605 > sqrt(ln 12) = 1.576
-    assert ucb1().act(_state([10, 2], [9, 0]), None)[0].tolist() == [0]
+    assert ucb1().act(_state([10, 2], [9, 0]), None, None)[0][0].tolist() == [0]
     # with c = 4 the bonus of the rarely pulled arm wins: 0.9 + 0.997 = 1.897 < 2.229
-    assert ucb1(c=4.0).act(_state([10, 2], [9, 0]), None)[0].tolist() == [1]
+    assert ucb1(c=4.0).act(_state([10, 2], [9, 0]), None, None)[0][0].tolist() == [1]
 
 
 def test_index_learners_pull_every_arm_first():
@@ -52,11 +53,11 @@ def test_ucb1_on_a_reward_array_by_hand():
 
 def test_moss_index_by_hand():
     # T = 100, K = 2: 0.4 + sqrt(ln(100/10)/5) = 1.079 > 0.5 + sqrt(ln(100/40)/20) = 0.714
-    assert moss(horizon=100).act(_state([5, 20], [2, 10]), None)[0].tolist() == [0]
+    assert moss(horizon=100).act(_state([5, 20], [2, 10]), None, None)[0][0].tolist() == [0]
     # anytime, t = 25: 0.4 + sqrt(ln(2.5)/5) = 0.828 > 0.5 + sqrt(max(ln(25/40), 0)/20) = 0.5
-    assert moss().act(_state([5, 20], [2, 10]), None)[0].tolist() == [0]
+    assert moss().act(_state([5, 20], [2, 10]), None, None)[0][0].tolist() == [0]
     # anytime: an arm whose ln^+ vanishes has no bonus: 0.6 vs 0.5 + sqrt(ln(40/20)/10) = 0.763
-    assert moss().act(_state([30, 10], [18, 5]), None)[0].tolist() == [1]
+    assert moss().act(_state([30, 10], [18, 5]), None, None)[0][0].tolist() == [1]
 
 
 def test_kl_ucb_index_closed_forms_and_root():
@@ -81,7 +82,7 @@ def test_kl_ucb_picks_by_hand():
     idx = [brentq(lambda x, p=p, n=n: n * instances.bernoulli_kl(p, x) - d, p, 1 - 1e-15) for p, n in
            [(0.5, 30), (0.1, 10)]]
     assert idx[0] > idx[1]
-    assert L.act(st, None)[0].tolist() == [0]
+    assert L.act(st, None, None)[0][0].tolist() == [0]
     # c = 3 adds 3 ln ln 40 to delta
     d3 = d + 3 * math.log(d)
     q3 = kl_ucb_index(np.array([0.1]), np.array([10.0]), np.array([d3]))[0]
@@ -95,7 +96,7 @@ def test_thompson_probability_by_hand():
     st = IndexState(counts=np.tile([1.0, 1.0], (n, 1)), sums=np.tile([0.0, 1.0], (n, 1)),
                     t=np.full(n, 2, dtype=np.int64))
     with np.errstate(over="ignore"):
-        arm, p = thompson_sampling().act(st, _keys(n))
+        arm, p = thompson_sampling().act(st, None, _keys(n))[0]
     assert p is None
     frac = arm.mean()
     assert abs(frac - 5 / 6) < 4 * math.sqrt(5 / 36 / n)
@@ -104,21 +105,21 @@ def test_thompson_probability_by_hand():
 def test_thompson_concentrated_posterior_and_gaussian():
     st = _state([1e6, 1e6], [3e5, 6e5])
     with np.errstate(over="ignore"):
-        assert thompson_sampling().act(st, _keys(1))[0].tolist() == [1]
-        assert thompson_sampling("gaussian", sigma=0.5).act(st, _keys(1))[0].tolist() == [1]
+        assert thompson_sampling().act(st, None, _keys(1))[0][0].tolist() == [1]
+        assert thompson_sampling("gaussian", sigma=0.5).act(st, None, _keys(1))[0][0].tolist() == [1]
 
 
 def test_exp3_distribution_and_update_by_hand():
     L = exp3(eta=1.0)
     st = Exp3State(loss_est=np.array([[0.0, math.log(3.0)]]), t=np.array([0]))
     with np.errstate(over="ignore"):
-        arm, p = L.act(st, _keys(1))
+        arm, p = L.act(st, None, _keys(1))[0]
     np.testing.assert_allclose(p, [[0.75, 0.25]], rtol=1e-14)
-    new = L.update(st, np.array([1]), np.array([0.5]), p)
+    new = L.update(st, Pull(np.array([1]), p), np.array([0.5]))
     np.testing.assert_allclose(new.loss_est, [[0.0, math.log(3.0) + 0.5 / 0.25]])
     ix = exp3_ix(100, 2)
     eta = math.sqrt(2 * math.log(2) / 200)
-    new = ix.update(st, np.array([1]), np.array([0.5]), p)
+    new = ix.update(st, Pull(np.array([1]), p), np.array([0.5]))
     np.testing.assert_allclose(new.loss_est, [[0.0, math.log(3.0) + 0.5 / (0.25 + eta / 2)]])
 
 
@@ -126,7 +127,7 @@ def test_exp3_samples_its_distribution():
     n = 40_000
     st = Exp3State(loss_est=np.tile([0.0, math.log(3.0)], (n, 1)), t=np.zeros(n, dtype=np.int64))
     with np.errstate(over="ignore"):
-        arm, _ = exp3(eta=1.0).act(st, _keys(n))
+        arm, _ = exp3(eta=1.0).act(st, None, _keys(n))[0]
     assert abs((arm == 0).mean() - 0.75) < 4 * math.sqrt(0.1875 / n)
 
 
@@ -134,7 +135,7 @@ def test_exp3_rates():
     assert exp3(1000, n_arms=4).kernel.params[1] == pytest.approx(math.sqrt(2 * math.log(4) / 4000))
     st = Exp3State(loss_est=np.array([[0.0, 1.0]]), t=np.array([3]))
     with np.errstate(over="ignore"):
-        _, p = exp3().act(st, _keys(1))
+        _, p = exp3().act(st, None, _keys(1))[0]
     eta = math.sqrt(math.log(2) / (4 * 2))  # round t = 4 (1-based)
     np.testing.assert_allclose(p[0], [1 / (1 + math.exp(-eta)), math.exp(-eta) / (1 + math.exp(-eta))])
 
@@ -167,8 +168,8 @@ def test_bad_input():
     with pytest.raises(ValueError, match="horizon"):
         exp3_ix(0, 3)
     with pytest.raises(ValueError, match="n_arms"):
-        ucb1().init(4, 1)
-    st = ucb1().init(2, 3)
+        ucb1().init(1, 4)
+    st = ucb1().init(3, 2)
     with pytest.raises(ValueError, match="arm"):
         ucb1().update(st, np.array([0, 3]), np.array([1.0, 0.0]))
     with pytest.raises(ValueError, match="reward"):
@@ -176,7 +177,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="reward"):
         ucb1().update(st, np.array([0, 1]), np.array([1.0]))
     with pytest.raises(ValueError, match="distribution p"):
-        exp3().update(exp3().init(2, 3), np.array([0, 1]), np.array([1.0, 0.0]), None)
+        exp3().update(exp3().init(3, 2), Pull(np.array([0, 1]), None), np.array([1.0, 0.0]))
     with pytest.raises(ValueError, match="n must be positive"):
         kl_ucb_index(np.array([0.5]), np.array([0.0]), np.array([1.0]))
     with pytest.raises(ValueError, match="mean"):
@@ -210,7 +211,7 @@ def test_tsallis_inf_first_round_is_uniform_and_bad_input():
 
     L = tsallis_inf()
     with np.errstate(over="ignore"):
-        _, p = L.act(L.init(2, 4), _keys(2))
+        _, p = L.act(L.init(4, 2), None, _keys(2))[0]
     np.testing.assert_allclose(p, 0.25, rtol=1e-12)
     with pytest.raises(ValueError, match="scale"):
         tsallis_inf(scale=-1.0)
@@ -253,9 +254,9 @@ def test_successive_elimination_by_hand():
         res = sim.run(successive_elimination(0.5), arr, horizon=100, n_reps=2, backend=backend)
         np.testing.assert_array_equal(res.final["pulls"], [[100 - r, r]] * 2)
     L = successive_elimination(0.5)
-    st = L.init(1, 3)
+    st = L.init(3, 1)
     # surviving arm with the fewest pulls, lowest index first
-    assert int(L.act(st)[0][0]) == 0
+    assert int(L.act(st)[0][0][0]) == 0
     for bad in (0.0, 1.0, 1.5, float("nan")):
         with pytest.raises(ValueError, match="delta"):
             successive_elimination(bad)

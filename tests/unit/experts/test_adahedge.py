@@ -17,8 +17,8 @@ SLEEPING = instances.sleeping(instances.piecewise_best(4, period=10, gap=0.3), p
 def _step(learner, state, loss, awake=None):
     loss = np.asarray(loss, dtype=float)[None, :]
     aw = None if awake is None else np.asarray(awake, dtype=bool)[None, :]
-    p = learner.act(state, None, aw)
-    return p[0], learner.update(state, p, loss, aw)
+    p = learner.act(state, aw, None)[0]
+    return p[0], learner.update(state, p, (loss, aw))
 
 
 def test_three_rounds_by_hand():
@@ -27,7 +27,7 @@ def test_three_rounds_by_hand():
     #   losses (1, 0): h = 4/5, m = -ln(4/5 * 1/4 + 1/5) / (2 ln 2) = ln(5/2) / (2 ln 2)
     # round 3: L = (1, 1): uniform again
     learner = adahedge()
-    state = learner.init(1, 2)
+    state = learner.init(2, 1)
     p1, state = _step(learner, state, [0.0, 1.0])
     np.testing.assert_allclose(p1, [0.5, 0.5], rtol=0, atol=1e-15)
     assert state.gap[0] == 0.5
@@ -50,7 +50,7 @@ def test_sim_run_on_loss_matrix_matches_hand_regret():
 def test_equal_losses_keep_eta_infinite_exactly():
     # while every expert has had the same losses, Delta stays exactly 0 (FTL phase)
     learner = adahedge()
-    state = learner.init(1, 3)
+    state = learner.init(3, 1)
     for row in ([0.3, 0.3, 0.3], [0.7, 0.7, 0.7], [0.1, 0.1, 0.1]):
         p, state = _step(learner, state, row)
         np.testing.assert_allclose(p, [1 / 3] * 3, rtol=1e-15)
@@ -64,7 +64,7 @@ def test_sleeping_by_hand():
     # round 1: expert 2 asleep; FTL over {0, 1}; delta_1 = 1/2 - 0; R = (1/2, -1/2, 0)
     # round 2: eta = ln 3 / (1/2) = 2 ln 3, weights prop. to exp(eta R) = (3, 1/3, 1)
     learner = adahedge()
-    state = learner.init(1, 3)
+    state = learner.init(3, 1)
     p1, state = _step(learner, state, [0.0, 1.0, 0.5], awake=[True, True, False])
     np.testing.assert_allclose(p1, [0.5, 0.5, 0.0], atol=1e-15)
     np.testing.assert_allclose(state.regret[0], [0.5, -0.5, 0.0], atol=1e-15)
@@ -113,11 +113,11 @@ def test_perfect_expert_regret_stays_below_theorem_8():
 def test_numba_matches_numpy():
     a = sim.run(adahedge(), SLEEPING, horizon=300, n_reps=16, seed=7, backend="numba")
     b = sim.run(adahedge(), SLEEPING, horizon=300, n_reps=16, seed=7, backend="numpy")
-    np.testing.assert_allclose(a.regret, b.regret, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(a.metrics["regret"], b.metrics["regret"], rtol=0, atol=1e-10)
     for key in ("sleeping_regret", "tracking_regret"):
         np.testing.assert_allclose(a.metrics[key], b.metrics[key], rtol=0, atol=1e-10)
     np.testing.assert_allclose(a.final["expert_regret"], b.final["expert_regret"], rtol=0, atol=1e-10)
-    assert np.any(a.regret[-1] != a.regret[-1, 0])  # replications differ: the test is not vacuous
+    assert np.any(a.metrics["regret"][-1] != a.metrics["regret"][-1, 0])  # replications differ: the test is not vacuous
 
 
 _CUDASIM = """
@@ -129,10 +129,10 @@ from expertlab.experts._adahedge import adahedge
 inst = instances.sleeping(instances.piecewise_best(3, period=5, gap=0.3), p_awake=0.5)
 a = sim.run(adahedge(), inst, 20, 4, seed=2, backend="cuda")
 b = sim.run(adahedge(), inst, 20, 4, seed=2, backend="numpy")
-d = max(float(np.abs(a.regret - b.regret).max()),
+d = max(float(np.abs(a.metrics["regret"] - b.metrics["regret"]).max()),
         float(np.abs(a.final["expert_regret"] - b.final["expert_regret"]).max()),
         *(float(np.abs(a.metrics[k] - b.metrics[k]).max()) for k in a.metrics))
-print(json.dumps({"diff": d, "spread": float(np.ptp(b.regret[-1]))}))
+print(json.dumps({"diff": d, "spread": float(np.ptp(b.metrics["regret"][-1]))}))
 """
 
 
@@ -147,25 +147,25 @@ def test_cuda_simulator_matches_numpy():
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -0.5, 1.5])
 def test_update_rejects_bad_losses(bad):
     learner = adahedge()
-    state = learner.init(2, 3)
-    p = learner.act(state)
+    state = learner.init(3, 2)
+    p = learner.act(state)[0]
     loss = np.full((2, 3), 0.5)
     loss[1, 2] = bad
     with pytest.raises(ValueError, match="loss"):
-        learner.update(state, p, loss)
+        learner.update(state, p, (loss, None))
 
 
 def test_update_rejects_bad_shapes_and_masks():
     learner = adahedge()
-    state = learner.init(2, 3)
-    p = learner.act(state)
+    state = learner.init(3, 2)
+    p = learner.act(state)[0]
     with pytest.raises(ValueError, match="p must have shape"):
-        learner.update(state, p[:, :2], np.zeros((2, 3)))
+        learner.update(state, p[:, :2], (np.zeros((2, 3)), None))
     with pytest.raises(ValueError, match="awake"):
-        learner.update(state, p, np.zeros((2, 3)), np.zeros((2, 3), dtype=bool))
+        learner.update(state, p, (np.zeros((2, 3)), np.zeros((2, 3), dtype=bool)))
     with pytest.raises(TypeError, match="awake"):
-        learner.update(state, p, np.zeros((2, 3)), np.ones((2, 3)))
+        learner.update(state, p, (np.zeros((2, 3)), np.ones((2, 3))))
     with pytest.raises(TypeError, match="n_experts"):
-        learner.init(2, 2.5)
+        learner.init(2.5, 2)
     with pytest.raises(ValueError, match="n_reps"):
-        learner.init(0, 2)
+        learner.init(2, 0)

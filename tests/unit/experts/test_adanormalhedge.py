@@ -50,28 +50,28 @@ def test_two_rounds_two_experts_by_hand():
     # w(1/2, 1/2) = (e^{(3/2)^2 / 4.5} - e^0) / 2 = (e^{1/2} - 1) / 2,
     # w(-1/2, 1/2) = (e^{(1/2)^2 / 4.5} - 1) / 2 = (e^{1/18} - 1) / 2.
     learner = adanormalhedge()
-    state = learner.init(1, 2)
-    p1 = learner.act(state)
+    state = learner.init(2, 1)
+    p1 = learner.act(state)[0]
     np.testing.assert_allclose(p1, [[0.5, 0.5]], atol=1e-15)
-    state = learner.update(state, p1, np.array([[0.0, 1.0]]))
+    state = learner.update(state, p1, (np.array([[0.0, 1.0]]), None))
     a, b = math.exp(0.5) - 1.0, math.exp(1.0 / 18.0) - 1.0
-    np.testing.assert_allclose(learner.act(state), [[a / (a + b), b / (a + b)]], rtol=1e-13)
+    np.testing.assert_allclose(learner.act(state)[0], [[a / (a + b), b / (a + b)]], rtol=1e-13)
     # A prior multiplies the weights: (0.25, 0.75) -> proportional to (0.25 a, 0.75 b).
     learner = adanormalhedge(prior=[0.25, 0.75])
-    state = learner.update(learner.init(1, 2), np.array([[0.5, 0.5]]), np.array([[0.0, 1.0]]))
-    np.testing.assert_allclose(learner.act(state), [[0.25 * a / (0.25 * a + 0.75 * b),
+    state = learner.update(learner.init(2, 1), np.array([[0.5, 0.5]]), (np.array([[0.0, 1.0]]), None))
+    np.testing.assert_allclose(learner.act(state)[0], [[0.25 * a / (0.25 * a + 0.75 * b),
                                                      0.75 * b / (0.25 * a + 0.75 * b)]], rtol=1e-13)
 
 
 def test_all_weights_zero_falls_back_to_prior_on_awake():
     learner = adanormalhedge()
-    state = learner.init(2, 3)
+    state = learner.init(3, 2)
     state = state._replace(regret=np.full((2, 3), -2.0), abs_regret=np.full((2, 3), 5.0))
-    p = learner.act(state, None, np.array([[True, True, True], [True, False, True]]))
+    p = learner.act(state, np.array([[True, True, True], [True, False, True]]), None)[0]
     np.testing.assert_allclose(p, [[1 / 3, 1 / 3, 1 / 3], [0.5, 0.0, 0.5]], atol=1e-15)
     learner = adanormalhedge(prior=[0.2, 0.3, 0.5])
-    p = learner.act(learner.init(1, 3)._replace(regret=np.full((1, 3), -2.0)), None,
-                    np.array([[True, False, True]]))
+    p = learner.act(learner.init(3, 1)._replace(regret=np.full((1, 3), -2.0)),
+                    np.array([[True, False, True]]))[0]
     np.testing.assert_allclose(p, [[0.2 / 0.7, 0.0, 0.5 / 0.7]], rtol=1e-14)
 
 
@@ -80,7 +80,7 @@ def test_weights_stay_finite_on_the_simplex_for_extreme_regrets():
     state = learner.init(3, 3)
     regret = np.array([[1e6, 1e6 - 3.0, -1e6], [1e-12, -1e-12, 0.0], [3e5, 2e5, 0.5]])
     abs_regret = np.array([[1e6, 1e6, 1e6], [1e-12, 1e-12, 0.0], [3e5, 3e5, 3e5]])
-    p = learner.act(state._replace(regret=regret, abs_regret=abs_regret))
+    p = learner.act(state._replace(regret=regret, abs_regret=abs_regret))[0]
     assert np.all(np.isfinite(p)) and np.all(p >= 0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-14)
     # Row 0: w ratio = exp(a_0 - a_1) (1 - e^{-4R_0/c}) / (1 - e^{-4R_1/c}) with c = 3(C+1), by hand.
@@ -106,14 +106,14 @@ def test_permutation_equivariance():
 
 def test_awake_mask_zeroes_asleep_and_freezes_their_state():
     learner = adanormalhedge()
-    state = learner.init(2, 3)
-    state = learner.update(state, learner.act(state), np.array([[0.2, 0.9, 0.4], [1.0, 0.0, 0.5]]))
+    state = learner.init(3, 2)
+    state = learner.update(state, learner.act(state)[0], (np.array([[0.2, 0.9, 0.4], [1.0, 0.0, 0.5]]), None))
     awake = np.array([[True, False, True], [False, True, True]])
-    p = learner.act(state, None, awake)
+    p = learner.act(state, awake, None)[0]
     assert np.all(p[~awake] == 0.0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-14)
     loss = np.array([[0.7, 0.1, 0.3], [0.2, 0.6, 0.9]])
-    new = learner.update(state, p, loss, awake)
+    new = learner.update(state, p, (loss, awake))
     assert np.array_equal(new.regret[~awake], state.regret[~awake])
     assert np.array_equal(new.abs_regret[~awake], state.abs_regret[~awake])
     r = (p * loss).sum(axis=1, keepdims=True) - loss
@@ -168,12 +168,12 @@ def test_bad_input():
     with pytest.raises(ValueError, match="prior"):
         adanormalhedge(prior=[1.0]).init(2, 2)
     learner = adanormalhedge()
-    state = learner.init(2, 3)
-    p = learner.act(state)
+    state = learner.init(3, 2)
+    p = learner.act(state)[0]
     with pytest.raises(ValueError, match="loss"):
-        learner.update(state, p, np.array([[0.0, 0.0, np.nan], [0.0, 0.0, 0.0]]))
+        learner.update(state, p, (np.array([[0.0, 0.0, np.nan], [0.0, 0.0, 0.0]]), None))
     with pytest.raises(TypeError, match="awake"):
-        learner.update(state, p, np.zeros((2, 3)), np.ones((2, 3)))
+        learner.update(state, p, (np.zeros((2, 3)), np.ones((2, 3))))
 
 
 @pytest.mark.gpu
@@ -184,9 +184,9 @@ def test_cupy_matches_numpy():
     awake = rng.random((3, 20, 4)) < 0.6
     awake[:, :, 0] = True
     learner = adanormalhedge()
-    s_np, s_cp = learner.init(3, 4), learner.init(3, 4, cp)
+    s_np, s_cp = learner.init(4, 3), learner.init(4, 3, xp=cp)
     for t in range(20):
-        p_np, p_cp = learner.act(s_np, None, awake[:, t]), learner.act(s_cp, None, cp.asarray(awake[:, t]))
+        p_np, p_cp = learner.act(s_np, awake[:, t], None)[0], learner.act(s_cp, cp.asarray(awake[:, t]), None)[0]
         np.testing.assert_allclose(cp.asnumpy(p_cp), p_np, rtol=1e-12)
-        s_np = learner.update(s_np, p_np, losses[:, t], awake[:, t])
-        s_cp = learner.update(s_cp, p_cp, cp.asarray(losses[:, t]), cp.asarray(awake[:, t]))
+        s_np = learner.update(s_np, p_np, (losses[:, t], awake[:, t]))
+        s_cp = learner.update(s_cp, p_cp, (cp.asarray(losses[:, t]), cp.asarray(awake[:, t])))

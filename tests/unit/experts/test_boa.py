@@ -66,19 +66,19 @@ def test_two_rounds_two_experts_by_hand():
     # Rt1 = r - r^2/2 = (3/8, -5/8), V = 1/4 and sqrt(ln 2 / (1/4)) > 1/2, so eta stays 1/2:
     # p2 = softmax(Rt1 / 2) = (sigma(1/2), 1 - sigma(1/2)).
     learner = boa()
-    state = learner.init(1, 2)
-    p1 = learner.act(state)
+    state = learner.init(2, 1)
+    p1 = learner.act(state)[0]
     np.testing.assert_allclose(p1, [[0.5, 0.5]], atol=1e-15)
-    state = learner.update(state, p1, np.array([[0.0, 1.0]]))
-    p2 = learner.act(state)
+    state = learner.update(state, p1, (np.array([[0.0, 1.0]]), None))
+    p2 = learner.act(state)[0]
     s = 1.0 / (1.0 + math.exp(-0.5))
     np.testing.assert_allclose(p2, [[s, 1.0 - s]], rtol=1e-14)
     # Round 2: losses (1, 0): mix = s, r = (s - 1, s), Rt2 = Rt1 + r - r^2/2,
     # V = 1/4 + r^2 < 4 ln 2 so eta stays 1/2.
-    state = learner.update(state, p2, np.array([[1.0, 0.0]]))
+    state = learner.update(state, p2, (np.array([[1.0, 0.0]]), None))
     rt = np.array([0.375 + (s - 1) - (s - 1) ** 2 / 2, -0.625 + s - s * s / 2])
     q = np.exp(rt / 2) / np.exp(rt / 2).sum()
-    np.testing.assert_allclose(learner.act(state), q[None, :], rtol=1e-14)
+    np.testing.assert_allclose(learner.act(state)[0], q[None, :], rtol=1e-14)
 
 
 def test_matches_scalar_reference_with_changing_rates():
@@ -118,29 +118,29 @@ def test_needle_regret_small_and_within_the_bound():
 
 def test_weights_stay_finite_on_the_simplex_for_extreme_states():
     learner = boa()
-    state = learner.init(2, 3)
+    state = learner.init(3, 2)
     state = state._replace(surrogate=np.array([[2e6, 2e6 - 4.0, -2e6], [1e-12, -1e-12, 0.0]]),
                            eta=np.array([[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]),
                            variance=np.array([[1e6, 1e6, 1e6], [1e-24, 1e-24, 0.0]]))
-    p = learner.act(state)
+    p = learner.act(state)[0]
     assert np.all(np.isfinite(p)) and np.all(p >= 0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-14)
     e = math.exp(-2.0)  # exponents differ by eta * 4 = 2
     np.testing.assert_allclose(p[0], [1 / (1 + e), e / (1 + e), 0.0], rtol=1e-12)
     np.testing.assert_allclose(p[1], 1 / 3, atol=1e-11)
-    new = learner.update(state, p, np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 1.0]]))
-    assert np.all(np.isfinite(new.surrogate)) and np.all(np.isfinite(learner.act(new)))
+    new = learner.update(state, p, (np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 1.0]]), None))
+    assert np.all(np.isfinite(new.surrogate)) and np.all(np.isfinite(learner.act(new)[0]))
 
 
 def test_point_mass_prior_plays_its_expert():
     # ln(1/pi) = 0 for the only expert with mass: its rate drops to 0 after the first
     # non-zero regret, every weight is 0, and the learner plays the prior.
     learner = boa(prior=[0.0, 1.0, 0.0])
-    state = learner.init(1, 3)
+    state = learner.init(3, 1)
     for loss in ([0.0, 1.0, 0.5], [1.0, 0.0, 0.2]):
-        p = learner.act(state)
+        p = learner.act(state)[0]
         np.testing.assert_allclose(p, [[0.0, 1.0, 0.0]], atol=0)
-        state = learner.update(state, p, np.array([loss]))
+        state = learner.update(state, p, (np.array([loss]), None))
 
 
 def test_permutation_equivariance():
@@ -155,13 +155,13 @@ def test_permutation_equivariance():
 
 def test_awake_mask_zeroes_asleep_and_freezes_their_state():
     learner = boa()
-    state = learner.init(2, 3)
-    state = learner.update(state, learner.act(state), np.array([[0.2, 0.9, 0.4], [1.0, 0.0, 0.5]]))
+    state = learner.init(3, 2)
+    state = learner.update(state, learner.act(state)[0], (np.array([[0.2, 0.9, 0.4], [1.0, 0.0, 0.5]]), None))
     awake = np.array([[True, False, True], [False, True, True]])
-    p = learner.act(state, None, awake)
+    p = learner.act(state, awake, None)[0]
     assert np.all(p[~awake] == 0.0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-14)
-    new = learner.update(state, p, np.array([[0.7, 0.1, 0.3], [0.2, 0.6, 0.9]]), awake)
+    new = learner.update(state, p, (np.array([[0.7, 0.1, 0.3], [0.2, 0.6, 0.9]]), awake))
     for field in ("surrogate", "eta", "variance", "regret"):
         assert np.array_equal(getattr(new, field)[~awake], getattr(state, field)[~awake])
 
@@ -176,14 +176,14 @@ def test_bad_input():
     with pytest.raises(ValueError, match="prior"):
         boa(prior=[])
     with pytest.raises(ValueError, match="prior"):
-        boa(prior=[0.5, 0.5]).init(1, 3)
+        boa(prior=[0.5, 0.5]).init(3, 1)
     learner = boa()
-    state = learner.init(2, 3)
-    p = learner.act(state)
+    state = learner.init(3, 2)
+    p = learner.act(state)[0]
     with pytest.raises(ValueError, match="loss"):
-        learner.update(state, p, np.array([[0.0, np.nan, 0.0], [0.0, 0.0, 0.0]]))
+        learner.update(state, p, (np.array([[0.0, np.nan, 0.0], [0.0, 0.0, 0.0]]), None))
     with pytest.raises(ValueError, match="loss"):
-        learner.update(state, p, np.zeros((2, 4)))
+        learner.update(state, p, (np.zeros((2, 4)), None))
 
 
 @pytest.mark.gpu
@@ -192,9 +192,9 @@ def test_cupy_matches_numpy():
     rng = np.random.default_rng(0)
     losses = rng.random((3, 20, 4))
     learner = boa()
-    s_np, s_cp = learner.init(3, 4), learner.init(3, 4, cp)
+    s_np, s_cp = learner.init(4, 3), learner.init(4, 3, xp=cp)
     for t in range(20):
-        p_np, p_cp = learner.act(s_np), learner.act(s_cp)
+        p_np, p_cp = learner.act(s_np)[0], learner.act(s_cp)[0]
         np.testing.assert_allclose(cp.asnumpy(p_cp), p_np, rtol=1e-12)
-        s_np = learner.update(s_np, p_np, losses[:, t])
-        s_cp = learner.update(s_cp, p_cp, cp.asarray(losses[:, t]))
+        s_np = learner.update(s_np, p_np, (losses[:, t], None))
+        s_cp = learner.update(s_cp, p_cp, (cp.asarray(losses[:, t]), None))

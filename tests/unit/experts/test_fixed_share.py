@@ -16,8 +16,8 @@ SLEEPING = instances.sleeping(instances.piecewise_best(4, period=10, gap=0.3), p
 def _step(learner, state, loss, awake=None):
     loss = np.asarray(loss, dtype=float)[None, :]
     aw = None if awake is None else np.asarray(awake, dtype=bool)[None, :]
-    p = learner.act(state, None, aw)
-    return p[0], learner.update(state, p, loss, aw)
+    p = learner.act(state, aw, None)[0]
+    return p[0], learner.update(state, p, (loss, aw))
 
 
 def _softmax_neg(eta, L):
@@ -29,7 +29,7 @@ def test_two_rounds_by_hand():
     # eta = ln 2, alpha = 1/2.  Round 1, losses (0, 1): v = (2/3, 1/3), w = 1/4 + v/2 = (7/12, 5/12).
     # Round 2, losses (1, 0): v prop. to (7/24, 10/24) = (7/17, 10/17); w = 1/4 + v/2 = (31/68, 37/68).
     learner = fixed_share(eta=math.log(2), alpha=0.5)
-    state = learner.init(1, 2)
+    state = learner.init(2, 1)
     p1, state = _step(learner, state, [0.0, 1.0])
     np.testing.assert_allclose(p1, [0.5, 0.5], rtol=1e-15)
     p2, state = _step(learner, state, [1.0, 0.0])
@@ -43,7 +43,7 @@ def test_sleeping_by_hand():
     # eta = ln 2, alpha = 0.3, expert 2 asleep, losses (0, 1, *): the awake mass 2/3 is split
     # prop. to (1, 1/2): (4/9, 2/9), expert 2 keeps 1/3; share: 0.1 + 0.7 w = (37, 23, 30) / 90
     learner = fixed_share(eta=math.log(2), alpha=0.3)
-    state = learner.init(1, 3)
+    state = learner.init(3, 1)
     p1, state = _step(learner, state, [0.0, 1.0, 0.5], awake=[True, True, False])
     np.testing.assert_allclose(p1, [0.5, 0.5, 0.0], atol=1e-15)
     p2, _ = _step(learner, state, [0.0, 0.0, 0.0])
@@ -57,7 +57,7 @@ def test_alpha_zero_is_exponential_weights():
     losses = rng.random((30, 4))
     eta = 0.7
     learner = fixed_share(eta=eta, alpha=0.0)
-    state = learner.init(1, 4)
+    state = learner.init(4, 1)
     L = np.zeros(4)
     for row in losses:
         p, state = _step(learner, state, row)
@@ -68,7 +68,7 @@ def test_alpha_zero_is_exponential_weights():
 def test_alpha_one_is_uniform():
     rng = np.random.default_rng(4)
     learner = fixed_share(eta=2.0, alpha=1.0)
-    state = learner.init(1, 5)
+    state = learner.init(5, 1)
     for row in rng.random((10, 5)):
         p, state = _step(learner, state, row)
         np.testing.assert_allclose(p, np.full(5, 0.2), rtol=1e-13)
@@ -79,7 +79,7 @@ def test_default_anytime_rates_first_round():
     eta = math.sqrt(8 * math.log(2))
     v0 = 1 / (1 + math.exp(-eta))
     learner = fixed_share()
-    state = learner.init(1, 2)
+    state = learner.init(2, 1)
     _, state = _step(learner, state, [0.0, 1.0])
     p2, _ = _step(learner, state, [0.0, 0.0])
     np.testing.assert_allclose(p2, [0.25 + 0.5 * v0, 0.25 + 0.5 * (1 - v0)], rtol=1e-13)
@@ -103,7 +103,7 @@ def test_tuned_learner_uses_tuned_rates():
     eta = math.sqrt(8 * C / 11)
     v0 = 1 / (1 + math.exp(-eta))
     learner = fixed_share(horizon=11, n_switches=2)
-    state = learner.init(1, 2)
+    state = learner.init(2, 1)
     _, state = _step(learner, state, [0.0, 1.0])
     p2, _ = _step(learner, state, [0.0, 0.0])
     np.testing.assert_allclose(p2, [0.1 + 0.8 * v0, 0.1 + 0.8 * (1 - v0)], rtol=1e-13)
@@ -115,7 +115,7 @@ def test_no_switches_is_tuned_hedge():
     losses = rng.random((T, n))
     eta = math.sqrt(8 * math.log(n) / T)
     learner = fixed_share(horizon=T, n_switches=0)
-    state = learner.init(1, n)
+    state = learner.init(n, 1)
     L = np.zeros(n)
     for row in losses:
         p, state = _step(learner, state, row)
@@ -154,11 +154,11 @@ def test_numba_matches_numpy(kwargs):
     learner = fixed_share(**kwargs)
     a = sim.run(learner, SLEEPING, horizon=300, n_reps=16, seed=7, backend="numba")
     b = sim.run(learner, SLEEPING, horizon=300, n_reps=16, seed=7, backend="numpy")
-    np.testing.assert_allclose(a.regret, b.regret, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(a.metrics["regret"], b.metrics["regret"], rtol=0, atol=1e-10)
     for key in ("sleeping_regret", "tracking_regret"):
         np.testing.assert_allclose(a.metrics[key], b.metrics[key], rtol=0, atol=1e-10)
     np.testing.assert_allclose(a.final["expert_regret"], b.final["expert_regret"], rtol=0, atol=1e-10)
-    assert np.any(a.regret[-1] != a.regret[-1, 0])
+    assert np.any(a.metrics["regret"][-1] != a.metrics["regret"][-1, 0])
 
 
 _CUDASIM = """
@@ -172,10 +172,10 @@ d = 0.0
 for learner in (fixed_share(), fixed_share(horizon=20, n_switches=3)):
     a = sim.run(learner, inst, 20, 4, seed=2, backend="cuda")
     b = sim.run(learner, inst, 20, 4, seed=2, backend="numpy")
-    d = max(d, float(np.abs(a.regret - b.regret).max()),
+    d = max(d, float(np.abs(a.metrics["regret"] - b.metrics["regret"]).max()),
             float(np.abs(a.final["expert_regret"] - b.final["expert_regret"]).max()),
             *(float(np.abs(a.metrics[k] - b.metrics[k]).max()) for k in a.metrics))
-print(json.dumps({"diff": d, "spread": float(np.ptp(b.regret[-1]))}))
+print(json.dumps({"diff": d, "spread": float(np.ptp(b.metrics["regret"][-1]))}))
 """
 
 
@@ -209,9 +209,9 @@ def test_bad_arguments(kwargs, exc, match):
 
 def test_update_rejects_nan_losses():
     learner = fixed_share()
-    state = learner.init(2, 3)
-    p = learner.act(state)
+    state = learner.init(3, 2)
+    p = learner.act(state)[0]
     loss = np.full((2, 3), 0.5)
     loss[0, 1] = np.nan
     with pytest.raises(ValueError, match="loss"):
-        learner.update(state, p, loss)
+        learner.update(state, p, (loss, None))

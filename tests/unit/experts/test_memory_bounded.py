@@ -31,25 +31,25 @@ def _brute_refill(kept, n, key, n_slots):
 def test_epoch_boundary_and_pool_update_by_hand():
     n, eta = 6, 1.0
     learner = memory_bounded(2, epoch=2, eta=eta)
-    state = learner.init(1, n)
+    state = learner.init(n, 1)
     assert state.pool.tolist() == [[-1, -1]]
     k0 = np.array([11], dtype=np.uint64)
     a, b = _brute_refill([], n, k0, 2)
-    p = learner.act(state, k0)
+    p = learner.act(state, None, k0)[0]
     expected = np.zeros(n)
     expected[[a, b]] = 0.5  # all regrets 0; the uniform mix leaves 1/2
     np.testing.assert_allclose(p[0], expected, rtol=0, atol=1e-15)
     loss = np.full((1, n), 0.5)
     loss[0, a], loss[0, b] = 0.0, 1.0
-    state = learner.update(state, p, loss)
+    state = learner.update(state, p, (loss, None))
     assert sorted(state.pool[0].tolist()) == sorted([a, b])
     ra = state.regret[0, state.pool[0].tolist().index(a)]
     assert ra == pytest.approx(0.5)  # mix 1/2 - loss 0
     # round 2: Hedge on the pool, p_a = e^{1/2} / (e^{1/2} + e^{-1/2})
-    p = learner.act(state, np.array([12], dtype=np.uint64))
+    p = learner.act(state, None, np.array([12], dtype=np.uint64))[0]
     pa = 1.0 / (1.0 + math.exp(-1.0))
     assert p[0, a] == pytest.approx(pa, abs=1e-15) and p[0, b] == pytest.approx(1 - pa, abs=1e-15)
-    state = learner.update(state, p, loss)
+    state = learner.update(state, p, (loss, None))
     # end of the epoch: a (epoch regret 1/2 + p_b) beats b; a moves to slot 0, slot 1 is emptied
     assert state.pool.tolist() == [[a, -1]]
     np.testing.assert_allclose(state.regret[0], [0.5 + (1 - pa), 0.0], rtol=0, atol=1e-15)
@@ -57,13 +57,13 @@ def test_epoch_boundary_and_pool_update_by_hand():
     # round 3 opens the next epoch: one newcomer, the brute-force draw among the 5 non-members
     k2 = np.array([13], dtype=np.uint64)
     c = _brute_refill([a], n, k2, 1)[1]
-    p = learner.act(state, k2)
+    p = learner.act(state, None, k2)[0]
     w = np.array([math.exp(eta * (0.5 + 1 - pa)), 1.0])
     q = (1 - PENDING_MIX) * w / w.sum() + PENDING_MIX / 2
     expected = np.zeros(n)
     expected[[a, c]] = q
     np.testing.assert_allclose(p[0], expected, rtol=0, atol=1e-15)
-    state = learner.update(state, p, np.full((1, n), 0.5))
+    state = learner.update(state, p, (np.full((1, n), 0.5), None))
     assert state.pool.tolist() == [[a, c]]
 
 
@@ -71,9 +71,9 @@ def test_refill_draws_distinct_experts_uniformly():
     """The initial pool is a uniform 2-subset of 5 experts: chi-square over the 10 subsets."""
     n, reps = 5, 20_000
     learner = memory_bounded(2, epoch=3)
-    state = learner.init(reps, n)
+    state = learner.init(n, reps)
     keys = _random.mix64(np.arange(reps, dtype=np.uint64) + np.uint64(99))
-    p = learner.act(state, keys)
+    p = learner.act(state, None, keys)[0]
     support = p > 0
     assert np.all(support.sum(axis=1) == 2)
     codes = [int(i) * n + int(j) for i, j in (np.flatnonzero(r) for r in support)]
@@ -87,11 +87,11 @@ def test_pool_stays_distinct_and_in_range():
     rng = np.random.default_rng(3)
     n, reps = 9, 5
     learner = memory_bounded(4, epoch=3)
-    state = learner.init(reps, n)
+    state = learner.init(n, reps)
     for t in range(40):
-        p = learner.act(state, _random.mix64(np.arange(reps, dtype=np.uint64) * np.uint64(1000) + np.uint64(t)))
+        p = learner.act(state, None, _random.mix64(np.arange(reps, dtype=np.uint64) * np.uint64(1000) + np.uint64(t)))[0]
         np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
-        state = learner.update(state, p, rng.uniform(size=(reps, n)))
+        state = learner.update(state, p, (rng.uniform(size=(reps, n)), None))
         full = state.pool[:, 0] >= 0
         for row in state.pool:
             kept = row[row >= 0]
@@ -104,7 +104,7 @@ def test_memory_equal_to_n_is_hedge_exactly(n):
     inst = instances.needle(n, 0.2)
     mine = sim.run(memory_bounded(n, epoch=5, eta=0.7), inst, horizon=200, n_reps=6, seed=4)
     ref = sim.run(hedge(eta=0.7), inst, horizon=200, n_reps=6, seed=4, backend="numpy")
-    np.testing.assert_array_equal(mine.regret, ref.regret)  # the same floating-point operations
+    np.testing.assert_array_equal(mine.metrics["regret"], ref.metrics["regret"])  # the same floating-point operations
     np.testing.assert_array_equal(mine.final["expert_regret"], ref.final["expert_regret"])
 
 
@@ -115,7 +115,7 @@ def test_default_rates_with_memory_n_are_tuned_hedge():
     mine = sim.run(memory_bounded(n, horizon=T), inst, horizon=T, n_reps=4, seed=2)
     ref = sim.run(hedge(eta=math.sqrt(8 * math.log(n) / 20)), inst, horizon=T, n_reps=4, seed=2,
                   backend="numpy")
-    np.testing.assert_array_equal(mine.regret, ref.regret)
+    np.testing.assert_array_equal(mine.metrics["regret"], ref.metrics["regret"])
 
 
 def test_state_size_is_independent_of_n():
@@ -124,11 +124,11 @@ def test_state_size_is_independent_of_n():
         sizes = []
         for n in (S, 10 * S + 1, 100_000):
             learner = memory_bounded(S, epoch=4)
-            state = learner.init(3, n)
+            state = learner.init(n, 3)
             sizes.append(state_nbytes(state))
             for t in range(9):
-                p = learner.act(state, np.arange(3, dtype=np.uint64) + np.uint64(7 * t))
-                state = learner.update(state, p, np.full((3, n), 0.5))
+                p = learner.act(state, None, np.arange(3, dtype=np.uint64) + np.uint64(7 * t))[0]
+                state = learner.update(state, p, (np.full((3, n), 0.5), None))
             sizes.append(state_nbytes(state))
         assert sizes == [8.0 * (3 + 3 * S)] * len(sizes)
 
@@ -138,7 +138,7 @@ def test_replication_alone_equals_in_batch():
     inst = instances.needle(10, 0.2)
     full = sim.run(learner, inst, horizon=90, n_reps=6, seed=11)
     alone = sim.run(learner, inst, horizon=90, n_reps=1, seed=11, rep_offset=4)
-    np.testing.assert_array_equal(alone.regret[:, 0], full.regret[:, 4])
+    np.testing.assert_array_equal(alone.metrics["regret"][:, 0], full.metrics["regret"][:, 4])
     np.testing.assert_array_equal(alone.final["expert_regret"][0], full.final["expert_regret"][4])
 
 
@@ -150,7 +150,7 @@ def test_bad_memory():
     with pytest.raises(TypeError, match="memory"):
         memory_bounded(True, epoch=3)
     with pytest.raises(ValueError, match="memory"):
-        memory_bounded(5, epoch=3).init(2, 4)
+        memory_bounded(5, epoch=3).init(4, 2)
 
 
 def test_bad_schedule_arguments():
@@ -166,8 +166,8 @@ def test_bad_schedule_arguments():
 
 def _started(n_reps=2, n=5):
     learner = memory_bounded(2, epoch=3)
-    state = learner.init(n_reps, n)
-    p = learner.act(state, np.arange(n_reps, dtype=np.uint64))
+    state = learner.init(n, n_reps)
+    p = learner.act(state, None, np.arange(n_reps, dtype=np.uint64))[0]
     return learner, state, p
 
 
@@ -177,21 +177,21 @@ def test_bad_loss_values(bad):
     loss = np.full((2, 5), 0.5)
     loss[1, 3] = bad
     with pytest.raises(ValueError, match=r"\bloss\b"):
-        learner.update(state, p, loss)
+        learner.update(state, p, (loss, None))
 
 
 def test_bad_loss_shape_play_key_and_awake():
     learner, state, p = _started()
     with pytest.raises(ValueError, match=r"\bloss\b"):
-        learner.update(state, p, np.full((2, 4), 0.5))
+        learner.update(state, p, (np.full((2, 4), 0.5), None))
     with pytest.raises(ValueError, match=r"\bp\b"):
-        learner.update(state, np.full((2, 5), 0.2), np.full((2, 5), 0.5))  # not the play act returned
+        learner.update(state, np.full((2, 5), 0.2), (np.full((2, 5), 0.5), None))  # not the play act returned
     with pytest.raises(TypeError, match="key"):
-        learner.act(state)
+        learner.act(state)[0]
     with pytest.raises(ValueError, match="key"):
-        learner.act(state, np.arange(3, dtype=np.uint64))
+        learner.act(state, None, np.arange(3, dtype=np.uint64))[0]
     with pytest.raises(ValueError, match="awake"):
-        learner.act(state, np.arange(2, dtype=np.uint64), np.ones((2, 5), dtype=bool))
+        learner.act(state, np.ones((2, 5), dtype=bool), np.arange(2, dtype=np.uint64))[0]
     with pytest.raises(TypeError, match="state"):
         state_nbytes([1, 2])
 
@@ -212,11 +212,11 @@ def _keys(rep_ids, t):
 def _drive(learner, losses, rep_ids=None, state=None, t0=0):
     horizon, n_reps, n = losses.shape
     rep_ids = np.arange(n_reps) if rep_ids is None else rep_ids
-    state = learner.init(n_reps, n) if state is None else state
+    state = learner.init(n, n_reps) if state is None else state
     plays = np.empty_like(losses)
     for t in range(horizon):
-        plays[t] = learner.act(state, _keys(rep_ids, t0 + t))
-        state = learner.update(state, plays[t], losses[t])
+        plays[t] = learner.act(state, None, _keys(rep_ids, t0 + t))[0]
+        state = learner.update(state, plays[t], (losses[t], None))
     return plays, state
 
 
@@ -234,12 +234,12 @@ def _cases(draw, min_reps=1):
 def test_plays_are_distributions_on_the_pool(case):
     learner, losses = case
     horizon, n_reps, n = losses.shape
-    state = learner.init(n_reps, n)
+    state = learner.init(n, n_reps)
     for t in range(horizon):
-        p = learner.act(state, _keys(np.arange(n_reps), t))
+        p = learner.act(state, None, _keys(np.arange(n_reps), t))[0]
         assert np.all(np.isfinite(p)) and np.all(p >= 0.0)
         np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-12)
-        state = learner.update(state, p, losses[t])
+        state = learner.update(state, p, (losses[t], None))
         assert np.all(np.sum(p > 0, axis=1) <= learner.params["memory"])
         assert np.all((state.pool >= -1) & (state.pool < n))
 

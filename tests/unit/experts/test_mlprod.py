@@ -65,14 +65,14 @@ def test_two_rounds_two_experts_by_hand():
     # Round 2: losses (1, 0): mix = 0.625, r = (-0.375, 0.625),
     #          w2 = (0.625 * (1 - 0.1875), 0.375 * (1 + 0.3125)) = (0.5078125, 0.4921875) = p3.
     learner = ml_prod()
-    state = learner.init(1, 2)
-    p1 = learner.act(state)
+    state = learner.init(2, 1)
+    p1 = learner.act(state)[0]
     np.testing.assert_allclose(p1, [[0.5, 0.5]], atol=1e-15)
-    state = learner.update(state, p1, np.array([[0.0, 1.0]]))
-    p2 = learner.act(state)
+    state = learner.update(state, p1, (np.array([[0.0, 1.0]]), None))
+    p2 = learner.act(state)[0]
     np.testing.assert_allclose(p2, [[0.625, 0.375]], rtol=1e-14)
-    state = learner.update(state, p2, np.array([[1.0, 0.0]]))
-    np.testing.assert_allclose(learner.act(state), [[0.5078125, 0.4921875]], rtol=1e-14)
+    state = learner.update(state, p2, (np.array([[1.0, 0.0]]), None))
+    np.testing.assert_allclose(learner.act(state)[0], [[0.5078125, 0.4921875]], rtol=1e-14)
 
 
 def test_matches_scalar_reference_with_changing_rates():
@@ -113,18 +113,18 @@ def test_needle_regret_small_and_within_the_paper_bound():
 
 def test_weights_stay_finite_on_the_simplex_for_extreme_states():
     learner = ml_prod()
-    state = learner.init(2, 3)
+    state = learner.init(3, 2)
     state = state._replace(log_weight=np.array([[1e6, 1e6 - 2.0, -1e6], [1e-12, -1e-12, 0.0]]),
                            eta=np.array([[0.5, 0.5, 0.1], [0.5, 0.5, 0.5]]),
                            regret=np.array([[1e6, 1e6, -1e6], [1e-12, -1e-12, 0.0]]))
-    p = learner.act(state)
+    p = learner.act(state)[0]
     assert np.all(np.isfinite(p)) and np.all(p >= 0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-14)
     np.testing.assert_allclose(p[0], [1 / (1 + math.exp(-2.0)), math.exp(-2.0) / (1 + math.exp(-2.0)), 0.0],
                                rtol=1e-12)
     np.testing.assert_allclose(p[1], 1 / 3, atol=1e-11)
-    new = learner.update(state, p, np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 1.0]]))
-    assert np.all(np.isfinite(new.log_weight)) and np.all(np.isfinite(learner.act(new)))
+    new = learner.update(state, p, (np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 1.0]]), None))
+    assert np.all(np.isfinite(new.log_weight)) and np.all(np.isfinite(learner.act(new)[0]))
 
 
 def test_permutation_equivariance():
@@ -139,16 +139,16 @@ def test_permutation_equivariance():
 
 def test_awake_mask_zeroes_asleep_and_freezes_their_state():
     learner = ml_prod()
-    state = learner.init(2, 3)
-    state = learner.update(state, learner.act(state), np.array([[0.2, 0.9, 0.4], [1.0, 0.0, 0.5]]))
+    state = learner.init(3, 2)
+    state = learner.update(state, learner.act(state)[0], (np.array([[0.2, 0.9, 0.4], [1.0, 0.0, 0.5]]), None))
     awake = np.array([[True, False, True], [False, True, True]])
-    p = learner.act(state, None, awake)
+    p = learner.act(state, awake, None)[0]
     assert np.all(p[~awake] == 0.0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-14)
     # on the awake experts p is proportional to eta * w
     w = state.eta * np.exp(state.log_weight)
     np.testing.assert_allclose(p[0, [0, 2]], w[0, [0, 2]] / w[0, [0, 2]].sum(), rtol=1e-13)
-    new = learner.update(state, p, np.array([[0.7, 0.1, 0.3], [0.2, 0.6, 0.9]]), awake)
+    new = learner.update(state, p, (np.array([[0.7, 0.1, 0.3], [0.2, 0.6, 0.9]]), awake))
     for field in ("log_weight", "eta", "variance", "regret"):
         assert np.array_equal(getattr(new, field)[~awake], getattr(state, field)[~awake])
 
@@ -163,16 +163,16 @@ def test_bad_input():
     with pytest.raises(TypeError, match="prior"):
         ml_prod(prior=0.5)
     with pytest.raises(ValueError, match="prior"):
-        ml_prod(prior=[0.25] * 4).init(3, 5)
+        ml_prod(prior=[0.25] * 4).init(5, 3)
     learner = ml_prod()
-    state = learner.init(2, 3)
-    p = learner.act(state)
+    state = learner.init(3, 2)
+    p = learner.act(state)[0]
     with pytest.raises(ValueError, match="loss"):
-        learner.update(state, p, np.full((2, 3), np.nan))
+        learner.update(state, p, (np.full((2, 3), np.nan), None))
     with pytest.raises(ValueError, match="loss"):
-        learner.update(state, p, np.full((2, 3), 1.5))
+        learner.update(state, p, (np.full((2, 3), 1.5), None))
     with pytest.raises(ValueError, match="awake"):
-        learner.update(state, p, np.zeros((2, 3)), np.zeros((2, 3), dtype=bool))
+        learner.update(state, p, (np.zeros((2, 3)), np.zeros((2, 3), dtype=bool)))
 
 
 @pytest.mark.gpu
@@ -181,9 +181,9 @@ def test_cupy_matches_numpy():
     rng = np.random.default_rng(0)
     losses = rng.random((3, 20, 4))
     learner = ml_prod()
-    s_np, s_cp = learner.init(3, 4), learner.init(3, 4, cp)
+    s_np, s_cp = learner.init(4, 3), learner.init(4, 3, xp=cp)
     for t in range(20):
-        p_np, p_cp = learner.act(s_np), learner.act(s_cp)
+        p_np, p_cp = learner.act(s_np)[0], learner.act(s_cp)[0]
         np.testing.assert_allclose(cp.asnumpy(p_cp), p_np, rtol=1e-12)
-        s_np = learner.update(s_np, p_np, losses[:, t])
-        s_cp = learner.update(s_cp, p_cp, cp.asarray(losses[:, t]))
+        s_np = learner.update(s_np, p_np, (losses[:, t], None))
+        s_cp = learner.update(s_cp, p_cp, (cp.asarray(losses[:, t]), None))

@@ -74,29 +74,29 @@ def test_two_rounds_two_experts_by_hand():
     # r = (1/2, -1/2), V = (1/4, 1/4), so p2 is proportional to
     # (I(1/2, 1/4), I(-1/2, 1/4)) with I the erf closed form.
     learner = squint()
-    state = learner.init(1, 2)
-    p1 = learner.act(state)
+    state = learner.init(2, 1)
+    p1 = learner.act(state)[0]
     np.testing.assert_allclose(p1, [[0.5, 0.5]], rtol=0, atol=1e-15)
-    state = learner.update(state, p1, np.array([[0.0, 1.0]]))
-    p2 = learner.act(state)
+    state = learner.update(state, p1, (np.array([[0.0, 1.0]]), None))
+    p2 = learner.act(state)[0]
     a, b = erf_evidence(0.5, 0.25), erf_evidence(-0.5, 0.25)
     np.testing.assert_allclose(p2, [[a / (a + b), b / (a + b)]], rtol=1e-12)
     # with a prior (0.2, 0.8) the posterior is reweighted by it
     learner = squint(prior=[0.2, 0.8])
-    state = learner.init(1, 2)
-    np.testing.assert_allclose(learner.act(state), [[0.2, 0.8]], rtol=1e-14)
+    state = learner.init(2, 1)
+    np.testing.assert_allclose(learner.act(state)[0], [[0.2, 0.8]], rtol=1e-14)
 
 
 def test_weights_stay_finite_on_the_simplex_for_extreme_regrets():
     learner = squint()
-    state = learner.init(3, 4)
+    state = learner.init(4, 3)
     regret = np.array([[1e6, 1e6 - 1.0, -1e6, 0.0],
                        [1e-12, -1e-12, 0.0, 3e-13],
                        [5e5, 4e5, 3e5, 2e5]])
     variance = np.array([[1e6, 1e6, 1e6, 0.0],
                          [1e-24, 1e-24, 0.0, 1e-20],
                          [1e3, 1e3, 1e3, 1e3]])
-    p = learner.act(state._replace(regret=regret, variance=variance))
+    p = learner.act(state._replace(regret=regret, variance=variance))[0]
     assert np.all(np.isfinite(p)) and np.all(p >= 0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     # Row 0: ratio of the two leaders is exp(log I(1e6, 1e6) - log I(1e6 - 1, 1e6)) by quadrature.
@@ -122,14 +122,14 @@ def test_permutation_equivariance():
 
 def test_awake_mask_zeroes_asleep_and_freezes_their_state():
     learner = squint()
-    state = learner.init(2, 3)
-    state = learner.update(state, learner.act(state), np.array([[0.2, 0.9, 0.4], [1.0, 0.0, 0.5]]))
+    state = learner.init(3, 2)
+    state = learner.update(state, learner.act(state)[0], (np.array([[0.2, 0.9, 0.4], [1.0, 0.0, 0.5]]), None))
     awake = np.array([[True, False, True], [False, True, True]])
-    p = learner.act(state, None, awake)
+    p = learner.act(state, awake, None)[0]
     assert np.all(p[~awake] == 0.0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-14)
     loss = np.array([[0.7, 0.1, 0.3], [0.2, 0.6, 0.9]])
-    new = learner.update(state, p, loss, awake)
+    new = learner.update(state, p, (loss, awake))
     assert np.array_equal(new.regret[~awake], state.regret[~awake])
     assert np.array_equal(new.variance[~awake], state.variance[~awake])
     mix = (p * loss).sum(axis=1, keepdims=True)
@@ -138,8 +138,8 @@ def test_awake_mask_zeroes_asleep_and_freezes_their_state():
 
 def test_prior_zero_on_all_awake_experts_falls_back_to_uniform_on_awake():
     learner = squint(prior=[0.0, 0.0, 1.0])
-    state = learner.init(1, 3)
-    p = learner.act(state, None, np.array([[True, True, False]]))
+    state = learner.init(3, 1)
+    p = learner.act(state, np.array([[True, True, False]]), None)[0]
     np.testing.assert_allclose(p, [[0.5, 0.5, 0.0]], atol=1e-15)
 
 
@@ -184,16 +184,16 @@ def test_bad_input():
     with pytest.raises(TypeError, match="prior"):
         squint(prior="uniform")
     with pytest.raises(ValueError, match="prior"):
-        squint(prior=[0.5, 0.5]).init(4, 3)
+        squint(prior=[0.5, 0.5]).init(3, 4)
     learner = squint()
-    state = learner.init(2, 3)
-    p = learner.act(state)
+    state = learner.init(3, 2)
+    p = learner.act(state)[0]
     with pytest.raises(ValueError, match="loss"):
-        learner.update(state, p, np.array([[0.1, np.nan, 0.2], [0.0, 0.0, 0.0]]))
+        learner.update(state, p, (np.array([[0.1, np.nan, 0.2], [0.0, 0.0, 0.0]]), None))
     with pytest.raises(ValueError, match="p"):
-        learner.update(state, p[:, :2], np.zeros((2, 3)))
+        learner.update(state, p[:, :2], (np.zeros((2, 3)), None))
     with pytest.raises(ValueError, match="n_experts"):
-        learner.init(2, 0)
+        learner.init(0, 2)
 
 
 @pytest.mark.gpu

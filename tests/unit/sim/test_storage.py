@@ -24,12 +24,12 @@ def _result(instance=None, n_reps=5, rep_offset=0, seed=11):
 
 
 def _assert_same_result(a, b):
-    for field in ("learner", "instance", "horizon", "n_reps", "seed", "rep_offset", "backend"):
+    for field in ("learner", "environment", "unit", "horizon", "n_reps", "seed", "rep_offset", "backend"):
         assert getattr(a, field) == getattr(b, field), field
     assert dict(a.learner_params) == dict(b.learner_params)
-    assert dict(a.instance_params) == dict(b.instance_params)
+    assert dict(a.environment_params) == dict(b.environment_params)
     np.testing.assert_array_equal(a.checkpoints, b.checkpoints)
-    np.testing.assert_array_equal(a.regret, b.regret)
+    np.testing.assert_array_equal(a.metrics["regret"], b.metrics["regret"])
     assert a.metrics.keys() == b.metrics.keys() and a.final.keys() == b.final.keys()
     for k in a.metrics:
         np.testing.assert_array_equal(a.metrics[k], b.metrics[k])
