@@ -219,7 +219,10 @@ def cmd_sweep(args) -> int:
         kwargs["out"] = str(pathlib.Path(args.file).with_suffix("")) + "-results"
     if args.scheduler is not None:
         kwargs["scheduler"] = args.scheduler
-    res = _sweep.sweep(**kwargs)
+    try:
+        res = _sweep.sweep(**kwargs)
+    except (OSError, ValueError) as exc:  # an unusable --out (a file, read-only, other settings), bad configs
+        raise SystemExit(f"error: {exc}") from None
     print(res.summary_text())
     return 0
 

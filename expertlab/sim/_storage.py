@@ -25,8 +25,10 @@ marker: it records the SHA-256 of the ``.npz`` bytes, and a block counts as
 finished only when its sidecar parses and the ``.npz`` on disk has that hash.
 A block killed half-way (no sidecar, a truncated ``.npz``, a sidecar of an
 older ``.npz``) is therefore treated as missing and recomputed.  Temporary
-files left by a killed writer start with ``.`` and end in ``.tmp``; they are
-never read and may be deleted at any time when no sweep is running.
+files left by a killed writer are named ``.<target>.<random>.tmp`` (for
+instance ``.block_2.npz.k3v9x_0q.tmp``); they are never read, may be deleted at
+any time when no sweep is running, and a resuming sweep deletes those of its
+own folders (:func:`remove_temp_files`).
 
 Only one process should write into a sweep directory at a time.
 """
@@ -40,6 +42,7 @@ import json
 import math
 import numbers
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping
@@ -51,6 +54,7 @@ from ._result import RunResult
 __all__ = [
     "FORMAT_VERSION",
     "BlockError",
+    "TEMP_NAME",
     "canonical_json",
     "config_hash",
     "config_id",
@@ -63,6 +67,8 @@ __all__ = [
     "read_config",
     "write_manifest",
     "read_manifest",
+    "same_manifest",
+    "remove_temp_files",
 ]
 
 #: Version of the on-disk layout, recorded in every sidecar and manifest.
@@ -79,8 +85,27 @@ _SIDECAR_KEYS = (
 )
 
 
+#: Names of the temporary files :func:`atomic_write_bytes` makes for the files of a sweep
+#: (``.sweep.json.<random>.tmp``, ``.config.json.<random>.tmp``, ``.block_<k>.npz.<random>.tmp``,
+#: ``.block_<k>.json.<random>.tmp``; ``<random>`` as :func:`tempfile.mkstemp` draws it).
+TEMP_NAME = re.compile(r"\.(?:sweep\.json|config\.json|block_[0-9]+\.(?:npz|json))\.[a-z0-9_]+\.tmp")
+
+
 class BlockError(ValueError):
-    """A stored block is missing, partial, corrupt or does not match its sidecar."""
+    """A stored block is missing, partial, corrupt or does not match its sidecar.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The file at fault (the block's ``.npz`` or its ``.json`` sidecar).
+    reason : str
+        What is wrong with it (missing, unreadable, wrong shape, ...).
+    """
+
+    def __init__(self, path, reason: str):
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
 
 
 # --------------------------------------------------------------------------
@@ -224,20 +249,37 @@ def atomic_write_bytes(path, data: bytes) -> None:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _folder_error(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename is not None \
+                and os.fspath(exc.filename) == os.fspath(tmp):
+            raise _folder_error(exc, path) from None
         raise
     _fsync_dir(path.parent)
+
+
+def _folder_error(exc: OSError, path: Path) -> OSError:
+    """``exc`` (an error on the hidden temporary file) restated for ``path`` and its folder.
+
+    The temporary file is an implementation detail and is gone by then; the
+    error names the folder and the file that could not be written instead,
+    keeping the class and ``errno`` (``PermissionError`` stays one).
+    """
+    reason = exc.strerror or str(exc)
+    return type(exc)(exc.errno, f"{reason}: cannot write {path.name} in the folder", str(path.parent))
 
 
 def _write_json(path, obj) -> None:
@@ -356,19 +398,25 @@ def write_block(directory, block: int, result: RunResult, *, config: Mapping[str
 
 def read_sidecar(directory, block: int) -> dict:
     """The parsed sidecar of a block; :class:`BlockError` if missing or invalid."""
-    _, json_path = block_paths(directory, block)
+    npz_path, json_path = block_paths(directory, block)
     try:
         side = _read_json(json_path)
     except FileNotFoundError:
-        raise BlockError(f"{json_path}: no sidecar (block missing or unfinished)") from None
+        if npz_path.exists():
+            raise BlockError(json_path, f"missing: {npz_path.name} has no sidecar (its write was interrupted "
+                                        "before the commit)") from None
+        raise BlockError(npz_path, f"missing (no {npz_path.name} and no sidecar {json_path.name})") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BlockError(f"{json_path}: unreadable sidecar ({exc})") from exc
-    if not isinstance(side, dict) or any(k not in side for k in _SIDECAR_KEYS):
-        raise BlockError(f"{json_path}: sidecar lacks required keys")
+        raise BlockError(json_path, f"unreadable sidecar ({exc})") from exc
+    if not isinstance(side, dict):
+        raise BlockError(json_path, f"unreadable sidecar (a JSON {type(side).__name__}, not an object)")
+    lacking = [k for k in _SIDECAR_KEYS if k not in side]
+    if lacking:
+        raise BlockError(json_path, f"unreadable sidecar (lacks required keys {lacking})")
     if side["format"] != FORMAT_VERSION:
-        raise BlockError(f"{json_path}: sidecar format {side['format']!r}, expected {FORMAT_VERSION}")
+        raise BlockError(json_path, f"sidecar format {side['format']!r}, expected {FORMAT_VERSION}")
     if side["block"] != block:
-        raise BlockError(f"{json_path}: sidecar describes block {side['block']!r}")
+        raise BlockError(json_path, f"sidecar describes block {side['block']!r}")
     return side
 
 
@@ -399,29 +447,35 @@ def load_block(directory, block: int) -> RunResult:
     See :func:`write_block`.
     """
     side = read_sidecar(directory, block)
-    npz_path, _ = block_paths(directory, block)
+    npz_path, json_path = block_paths(directory, block)
     try:
         data = npz_path.read_bytes()
+    except FileNotFoundError:
+        raise BlockError(npz_path, f"missing (its sidecar {json_path.name} exists)") from None
     except OSError as exc:
-        raise BlockError(f"{npz_path}: cannot read ({exc})") from exc
+        raise BlockError(npz_path, f"unreadable ({exc})") from exc
     if hashlib.sha256(data).hexdigest() != side["npz_sha256"]:
-        raise BlockError(f"{npz_path}: contents do not match the sidecar's SHA-256 (partial or corrupt)")
+        raise BlockError(npz_path, "contents do not match the sidecar's SHA-256 (truncated, partial or corrupt)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
     except Exception as exc:  # hash matched, so this means a writer bug; still report it
-        raise BlockError(f"{npz_path}: not a valid npz ({exc})") from exc
+        raise BlockError(npz_path, f"unreadable: not a valid npz ({exc})") from exc
     n_reps = side["n_reps"]
     try:
         ckpts = arrays["checkpoints"]
         metrics = {k: arrays[f"metrics__{k}"] for k in side["metrics"]}
         final = {k: arrays[f"final__{k}"] for k in side["final"]}
     except KeyError as exc:
-        raise BlockError(f"{npz_path}: missing array {exc.args[0]!r}") from None
+        raise BlockError(npz_path, f"missing array {exc.args[0]!r}") from None
     shape = (ckpts.shape[0], n_reps)
-    if any(m.shape != shape for m in metrics.values()) \
-            or any(f.shape[:1] != (n_reps,) for f in final.values()):
-        raise BlockError(f"{npz_path}: array shapes do not match n_reps={n_reps}")
+    for kind, arrs, want in (("metrics", metrics, lambda a: a.shape == shape),
+                             ("final", final, lambda a: a.shape[:1] == (n_reps,))):
+        for name, arr in arrs.items():
+            if not want(arr):
+                expected = shape if kind == "metrics" else f"({n_reps}, ...)"
+                raise BlockError(npz_path, f"wrong shape: {kind} {name!r} has shape {arr.shape}, expected "
+                                           f"{expected} for n_reps={n_reps} in the sidecar")
     return RunResult(
         learner=side["learner"],
         environment=side["environment"],
@@ -483,6 +537,68 @@ def write_manifest(out, *, config_ids, n_reps: int, block_size: int, seed: int) 
         "expertlab_version": _version(),
         "created": _now(),
     })
+
+
+def same_manifest(out, *, config_ids, n_reps: int, block_size: int, seed: int) -> bool:
+    """Whether ``<out>/sweep.json`` already records these settings (then it need not be rewritten)."""
+    try:
+        man = read_manifest(out)
+    except ValueError:
+        return False
+    return (man.get("format") == FORMAT_VERSION and man["config_ids"] == list(config_ids)
+            and man["n_reps"] == n_reps and man["block_size"] == block_size and man["seed"] == seed)
+
+
+def remove_temp_files(directory, *, manifest: bool = False) -> list[Path]:
+    """Delete the temporary files a killed writer left in a sweep folder.
+
+    Only names :func:`atomic_write_bytes` makes for the sweep's own files are
+    touched (see :data:`TEMP_NAME`): ``.config.json.<random>.tmp`` and
+    ``.block_<k>.{npz,json}.<random>.tmp`` in a config folder, and with
+    ``manifest=True`` (the sweep folder itself) ``.sweep.json.<random>.tmp``.
+    Call it only when no sweep is writing into the folder.  Files that cannot
+    be deleted (read-only folder) are left; a missing folder is no error.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        A config folder ``<out>/<config_id>``, or ``out`` with ``manifest=True``.
+    manifest : bool
+        Whether ``directory`` is the sweep folder (look for ``.sweep.json`` temporaries).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files deleted.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for name in (".block_2.npz.k3v9x_0q.tmp", ".notes.tmp", "block_2.npz"):
+    ...         _ = (pathlib.Path(tmp) / name).write_bytes(b"")
+    ...     gone = remove_temp_files(tmp)
+    ...     [p.name for p in gone], sorted(p.name for p in pathlib.Path(tmp).iterdir())
+    (['.block_2.npz.k3v9x_0q.tmp'], ['.notes.tmp', 'block_2.npz'])
+    """
+    directory = Path(directory)
+    try:
+        names = sorted(os.listdir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    removed = []
+    for name in names:
+        if TEMP_NAME.fullmatch(name) is None or name.startswith(".sweep.json.") != manifest:
+            continue
+        p = directory / name
+        try:
+            if not p.is_file() or p.is_symlink():
+                continue
+            p.unlink()
+        except OSError:  # read-only folder, or another process took it: leave it
+            continue
+        removed.append(p)
+    return removed
 
 
 def read_manifest(out) -> dict:

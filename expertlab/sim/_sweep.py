@@ -35,8 +35,17 @@ Design choices
   loaded, not recomputed; missing, partial or corrupt ones are computed.
   A stored last block with fewer replications than the current ``n_reps``
   asks for (the sweep grew) is recomputed; any other disagreement between the
-  files and the request (another block size, another root seed) is an error
-  rather than a silent overwrite.
+  files and the request (another block size, another root seed, fewer
+  replications) is an error rather than a silent overwrite.  Temporary files
+  a killed writer left in the sweep's folders are deleted first.  Resuming a
+  complete sweep with the same settings writes nothing, so a finished sweep
+  can be reloaded from a read-only folder.
+* **Workers die with their driver.**  The default process pool hands each
+  worker the read end of a pipe whose only write end the driver holds; a
+  thread in the worker exits the process when it reads end-of-file, that is
+  when the driver is gone, however it died (``SIGKILL`` included).  The fork
+  server and the resource tracker of :mod:`multiprocessing` then see their
+  own pipes close and exit too, so a killed sweep leaves no process behind.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ import math
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -533,14 +543,40 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
                rep_offset=rep_offset, checkpoints=config.get("checkpoints"))
 
 
-def _init_worker() -> None:
-    """Initialiser of the default process pool: one Numba thread per worker process."""
+def _init_worker(driver_alive=None) -> None:
+    """Initialiser of the default process pool: one Numba thread per worker process.
+
+    ``driver_alive`` is the read end of a pipe whose write end only the driver
+    holds (see :func:`_open_executor`); a daemon thread blocks reading it and
+    ends the worker with :func:`os._exit` at end-of-file, i.e. as soon as the
+    driver is gone, whatever killed it.  Without this a worker of a killed
+    driver would wait for tasks forever, and keep the fork server and the
+    resource tracker alive with it.
+    """
     try:
         import numba
 
         numba.set_num_threads(1)
     except Exception:  # pragma: no cover - numba's threading layer unavailable
         pass
+    if driver_alive is not None:
+        threading.Thread(target=_exit_with_driver, args=(driver_alive,), name="expertlab-driver-watch",
+                         daemon=True).start()
+
+
+#: Exit status of a worker that ended because its driver died.
+_ORPHAN_EXIT = 70
+
+
+def _exit_with_driver(driver_alive) -> None:
+    """Block until ``driver_alive`` (a pipe's read end) reaches end-of-file, then end this process."""
+    fd = driver_alive.fileno()
+    try:
+        while os.read(fd, 1):  # the driver never writes; data would only be ignored
+            pass
+    except OSError:  # pragma: no cover - the descriptor was closed under us: cannot watch any more
+        return
+    os._exit(_ORPHAN_EXIT)
 
 
 # --------------------------------------------------------------------------
@@ -702,12 +738,20 @@ def _open_executor(executor, scheduler):
             client.close()
         return
     if executor is None:
-        pool = cf.ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=_mp_context(),
-                                      initializer=_init_worker)
+        ctx = _mp_context()
+        # Workers get the read end; the write end stays here only (pipes are not inherited by the
+        # fork server or by spawned processes), so its end-of-file tells a worker its driver is gone.
+        alive_r, alive_w = ctx.Pipe(duplex=False)
         try:
-            yield pool
+            pool = cf.ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=ctx,
+                                          initializer=_init_worker, initargs=(alive_r,))
+            try:
+                yield pool
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            alive_w.close()
+            alive_r.close()
         return
     if isinstance(executor, str):
         if executor != "serial":
@@ -759,42 +803,72 @@ def _completed(executor, tasks, args_of) -> Iterator[tuple[Any, RunResult | None
 
 
 def _stored_block(directory: Path, k: int, *, seed: int, rep_offset: int, size: int,
-                  block_size: int) -> RunResult | None:
-    """The stored block ``k`` if it is finished and is what the sweep asks for, else None.
+                  block_size: int) -> tuple[RunResult | None, str | None]:
+    """``(block, None)`` if stored block ``k`` is finished and is what the sweep asks for, else ``(None, why)``.
 
-    Raises ValueError when the stored block contradicts the request in a way
-    that recomputing would hide (another block size or seed).
+    ``why`` names the file at fault and what is wrong with it (missing,
+    unreadable, wrong shape, too few replications).  Raises ValueError when
+    the stored block contradicts the request in a way that recomputing would
+    hide (another block size, seed or a smaller ``n_reps``).
     """
     try:
         res = _storage.load_block(directory, k)
-    except _storage.BlockError:
-        return None
+    except _storage.BlockError as exc:
+        return None, f"{exc.path.name}: {exc.reason}"
     if res.seed != seed:
         raise ValueError(f"{directory}/block_{k} was computed with seed {res.seed}, but this sweep derives "
                          f"{seed} for the config (another root seed?); use another out")
     if res.rep_offset != rep_offset:
-        raise ValueError(f"{directory}/block_{k} holds replications from {res.rep_offset}, but block_size="
-                         f"{block_size} puts block {k} at {rep_offset}; rerun with the block_size used "
-                         "before or use another out")
-    if res.n_reps < size:
-        return None  # a last block of a smaller sweep: recompute it in full
+        raise ValueError(f"{directory}/block_{k}.json says the block holds replications from {res.rep_offset}, "
+                         f"but block {k} of block_size={block_size} starts at {rep_offset} (an edited or "
+                         "foreign file); use another out")
+    if res.n_reps < size:  # a last block of a smaller sweep: recompute it in full
+        return None, f"block_{k}.npz: holds {res.n_reps} replications, the sweep needs {size}"
     if res.n_reps > size:
-        raise ValueError(f"{directory}/block_{k} holds {res.n_reps} replications but this sweep wants "
-                         f"{size}; n_reps must not shrink below what out holds (use another out)")
-    return res
+        held = rep_offset + res.n_reps
+        raise ValueError(f"n_reps={rep_offset + size} is smaller than the {held} replications stored in "
+                         f"{directory} (block_{k} holds replications {rep_offset}..{held - 1}); n_reps must "
+                         f"not shrink below what out holds: rerun with n_reps>={held} or use another out")
+    return res, None
 
 
-def _check_config_folder(directory: Path, config: dict, seed: int, root_seed: int) -> None:
+def _check_block_size(directory: Path, block_size: int) -> None:
+    """ValueError if a readable sidecar in ``directory`` was written with another block size.
+
+    Every stored block is looked at, also those beyond this sweep's last
+    block, so that a larger block size cannot quietly overwrite block 0 and
+    orphan the blocks after it.
+    """
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for name in sorted(names):
+        stem, _, ext = name.partition(".")
+        if ext != "json" or not stem.startswith("block_") or not stem[6:].isdigit():
+            continue
+        try:
+            side = _storage.read_sidecar(directory, int(stem[6:]))
+        except _storage.BlockError:
+            continue  # unreadable: recomputed if this sweep needs it, else left alone
+        if side["block_size"] != block_size:
+            raise ValueError(f"block_size={block_size} differs from the stored block_size={side['block_size']} "
+                             f"of {directory / name}: resuming needs the block size the stored blocks were "
+                             f"made with; rerun with block_size={side['block_size']} or use another out")
+
+
+def _check_config_folder(directory: Path, config: dict, seed: int, root_seed: int) -> bool:
+    """Whether ``directory/config.json`` is there (False: to be written); ValueError if it disagrees."""
     meta = _storage.read_config(directory)
     if meta is None:
-        _storage.write_config(directory, config, seed=seed, root_seed=root_seed)
-        return
+        return False
     if _storage.canonical_json(meta["config"]) != _storage.canonical_json(config):
         raise ValueError(f"{directory}/config.json holds another config with the same id (hash "
                          "collision or edited file); use another out")
     if meta["seed"] != seed:
         raise ValueError(f"{directory} holds results for seed {meta['seed']}, but this sweep derives {seed} "
                          f"(root seed {root_seed}, was {meta.get('root_seed')}); use another out")
+    return True
 
 
 # --------------------------------------------------------------------------
@@ -869,15 +943,22 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
     Raises
     ------
     ValueError, TypeError
-        For bad arguments or configs (before anything runs), and when ``out``
-        holds blocks of this sweep made with another block size or seed.
+        For bad arguments or configs (before anything runs), when ``out`` is
+        a file, and when ``out`` holds blocks of this sweep made with another
+        block size or seed, or more replications than ``n_reps``.
+    OSError
+        If ``out`` cannot be written (``PermissionError`` for a read-only
+        folder; the message names the folder), before any task runs.
+        Reloading a complete sweep with the same settings writes nothing.
     RuntimeError
         If some tasks failed; the other blocks are stored in ``out`` first.
 
     Notes
     -----
     Tasks return their arrays and the driver writes them (workers never
-    touch ``out``).  Only one sweep may write into a given ``out`` at a time;
+    touch ``out``).  Workers of the default pool exit when the driver dies,
+    and temporary files a killed sweep left in ``out`` are deleted when it
+    is resumed.  Only one sweep may write into a given ``out`` at a time;
     ``<out>/sweep.json`` records the latest sweep, which :func:`load_sweep`
     reads back.
 
@@ -891,7 +972,7 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
     ...     again = sweep(cfgs, n_reps=6, block_size=4, executor="serial", out=tmp)
     >>> res.n_computed, again.n_computed, again.n_loaded
     (4, 0, 4)
-    >>> bool((res.results[1].regret == again.results[1].regret).all())
+    >>> bool((res.results[1].metrics["regret"] == again.results[1].metrics["regret"]).all())
     True
     """
     t0 = time.perf_counter()
@@ -925,23 +1006,40 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
     if out is not None and not isinstance(out, (str, os.PathLike)):
         raise TypeError(f"out must be a folder path (str or path-like) or None, got {type(out).__name__}")
     out_path = Path(out) if out is not None else None
+    if out_path is not None and out_path.exists() and not out_path.is_dir():
+        raise ValueError(f"out={str(out)!r} is a file, not a folder; give a folder for the sweep's results")
     if executor is not None and scheduler is not None:
         raise ValueError("give either executor or scheduler, not both")
 
     done: dict[tuple[int, int], RunResult] = {}
     if out_path is not None:
-        out_path.mkdir(parents=True, exist_ok=True)
+        # Read and check everything first; write only what is missing or changed, so that
+        # reloading a finished sweep writes nothing (and works in a read-only folder).
+        if not out_path.is_dir():
+            out_path.mkdir(parents=True, exist_ok=True)
+        _storage.remove_temp_files(out_path, manifest=True)
+        no_config_file = []
         for i, (c, cid) in enumerate(zip(configs, ids)):
             directory = out_path / cid
-            _check_config_folder(directory, c, seeds[i], root_seed)
+            _storage.remove_temp_files(directory)
+            if not _check_config_folder(directory, c, seeds[i], root_seed):
+                no_config_file.append(i)
+            _check_block_size(directory, block_size)
             for k, off, size in blocks:
-                res = _stored_block(directory, k, seed=seeds[i], rep_offset=off, size=size,
-                                    block_size=block_size)
+                res, _ = _stored_block(directory, k, seed=seeds[i], rep_offset=off, size=size,
+                                       block_size=block_size)
                 if res is not None:
                     done[(i, k)] = res
-        _storage.write_manifest(out_path, config_ids=ids, n_reps=n_reps, block_size=block_size, seed=root_seed)
     n_loaded = len(done)
     todo = [(i, k) for i in range(len(configs)) for k, _, _ in blocks if (i, k) not in done]
+    if out_path is not None:
+        for i in no_config_file:
+            _storage.write_config(out_path / ids[i], configs[i], seed=seeds[i], root_seed=root_seed)
+        # With work to do the manifest is written anyway: an unwritable out fails here, before any task runs.
+        if todo or not _storage.same_manifest(out_path, config_ids=ids, n_reps=n_reps, block_size=block_size,
+                                              seed=root_seed):
+            _storage.write_manifest(out_path, config_ids=ids, n_reps=n_reps, block_size=block_size,
+                                    seed=root_seed)
 
     def args_of(task):
         i, k = task
@@ -1004,7 +1102,8 @@ def load_sweep(out, *, allow_incomplete: bool = False) -> SweepResult:
     ------
     ValueError
         If ``out`` is not a sweep folder, or blocks are missing and
-        ``allow_incomplete`` is False.
+        ``allow_incomplete`` is False; the message names, for each config
+        with a gap, the first file at fault and what is wrong with it.
 
     Examples
     --------
@@ -1013,7 +1112,7 @@ def load_sweep(out, *, allow_incomplete: bool = False) -> SweepResult:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     res = sweep([cfg], n_reps=5, block_size=2, executor="serial", out=tmp)
     ...     back = load_sweep(tmp)
-    >>> back.n_loaded, bool((back.results[0].regret == res.results[0].regret).all())
+    >>> back.n_loaded, bool((back.results[0].metrics["regret"] == res.results[0].metrics["regret"]).all())
     (3, True)
     """
     t0 = time.perf_counter()
@@ -1028,18 +1127,23 @@ def load_sweep(out, *, allow_incomplete: bool = False) -> SweepResult:
     blocks = _blocks(n_reps, block_size)
     configs, ids, seeds, results = [], [], [], []
     n_loaded, n_missing = 0, 0
+    gaps = []  # the first problem of each config with a gap: "<config_id>/<file>: <what is wrong>"
     for cid in man["config_ids"]:
         directory = out_path / cid
         meta = _storage.read_config(directory)
         if meta is None:
             n_missing += len(blocks)
+            config_file = directory / _storage.CONFIG_FILE
+            gaps.append(f"{cid}/: folder missing" if not directory.is_dir() else
+                        f"{cid}/{config_file.name}: " + ("unreadable" if config_file.exists() else "missing"))
             continue
         got = []
         for k, off, size in blocks:
-            res = _stored_block(directory, k, seed=meta["seed"], rep_offset=off, size=size,
-                                block_size=block_size)
+            res, why = _stored_block(directory, k, seed=meta["seed"], rep_offset=off, size=size,
+                                     block_size=block_size)
             if res is None:
                 n_missing += len(blocks) - k
+                gaps.append(f"{cid}/{why}")
                 break
             got.append(res)
         if not got:
@@ -1050,9 +1154,10 @@ def load_sweep(out, *, allow_incomplete: bool = False) -> SweepResult:
         seeds.append(meta["seed"])
         results.append(RunResult.concat(got))
     if n_missing and not allow_incomplete:
+        shown = "; ".join(gaps[:5]) + (f"; and {len(gaps) - 5} more configs" if len(gaps) > 5 else "")
         raise ValueError(f"the sweep in out={str(out)!r} is incomplete: {n_missing} of "
                          f"{len(man['config_ids']) * len(blocks)} blocks are missing (counting from the first "
-                         "gap of each config); rerun sweep() with this out to finish it, or pass "
+                         f"gap of each config): {shown}. Rerun sweep() with this out to finish it, or pass "
                          "allow_incomplete=True")
     return SweepResult(
         configs=tuple(configs),
