@@ -32,13 +32,14 @@ def _registries():
 
 
 def cmd_list(args) -> int:
-    from . import bandits, experts, sim
+    from . import sim
 
-    print("learners: " + ", ".join(sorted(experts.LEARNERS)))
-    print("instances: " + ", ".join(sorted(experts.instances.INSTANCES)))
-
-    print("bandit learners: " + ", ".join(sorted(bandits.LEARNERS)))
-    print("bandit instances: " + ", ".join(sorted(bandits.instances.INSTANCES)))
+    print("learners (name: family, feedback):")
+    for name, r in sim.learners().items():
+        print(f"  {name:28s} {r.family:9s} {r.feedback}")
+    print("environments (name: family, feedback):")
+    for name, r in sim.environments().items():
+        print(f"  {name:28s} {r.family:9s} {r.feedback}")
     print("claims:")
     for name, c in sim.claims().items():
         print(f"  {name:38s} {c.law:5s} {c.quantity} vs {c.variable}: {c.predicted:g} ± {c.tolerance:g}  ({c.source})")
@@ -66,22 +67,21 @@ def cmd_run(args) -> int:
                       backend=args.backend)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise SystemExit(f"error: {exc}") from None
+    names = list(res.metrics)
     if args.json:
         rec = {
-            "learner": res.learner, "learner_params": res.learner_params, "instance": res.instance,
-            "instance_params": res.instance_params, "horizon": res.horizon, "n_reps": res.n_reps,
-            "seed": res.seed, "backend": res.backend, "wall_time": res.wall_time,
+            "learner": res.learner, "learner_params": res.learner_params, "environment": res.environment,
+            "environment_params": res.environment_params, "unit": res.unit, "horizon": res.horizon,
+            "n_reps": res.n_reps, "seed": res.seed, "backend": res.backend, "wall_time": res.wall_time,
             "checkpoints": res.checkpoints.tolist(),
-            "metrics": {m: {"mean": res.mean(m).tolist(), "stderr": res.stderr(m).tolist()}
-                        for m in ["regret", *res.metrics]},
+            "metrics": {m: {"mean": res.mean(m).tolist(), "stderr": res.stderr(m).tolist()} for m in names},
         }
         print(json.dumps(rec, indent=2))
         return 0
-    print(f"{learner!r} on {instance!r}: T={res.horizon}, {res.n_reps} reps, seed {res.seed}, "
-          f"backend {res.backend}, {res.wall_time:.2f} s ({res.updates_per_second / 1e6:.1f} M expert-updates/s"
-          + (", compilation included" if res.backend in ("numba", "cuda") else "") + ")")
-    names = ["regret", *res.metrics]
-    print("round".rjust(10) + "".join(f"{n:>28s}" for n in names))
+    print(f"{learner!r} on {instance!r}: {res.horizon} {res.unit}s, {res.n_reps} reps, seed {res.seed}, "
+          f"backend {res.backend}, {res.wall_time:.2f} s ({res.updates_per_second / 1e6:.2f} M replication-"
+          f"{res.unit}s/s" + (", compilation included" if res.backend in ("numba", "cuda") else "") + ")")
+    print(res.unit.rjust(10) + "".join(f"{n:>28s}" for n in names))
     show = [i for i, t in enumerate(res.checkpoints)
             if t == res.horizon or np.log10(t) == int(np.log10(t))]
     for i in show:
@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--horizon", type=int, default=1000)
     s.add_argument("--reps", type=int, default=100)
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--backend", default="numpy", choices=["numpy", "numba", "cuda", "cupy"])
+    s.add_argument("--backend", default="auto", choices=["auto", "numpy", "numba", "cuda", "cupy"])
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.set_defaults(func=cmd_run)
 
