@@ -4,8 +4,11 @@ Regret learners declare ``feedback == "bandit"``: each round every replication
 pulls one arm and sees only that arm's outcome (contract:
 :mod:`expertlab.sim._bandit_run`).  :data:`LEARNERS` maps registered names to
 factories and :data:`instances.INSTANCES` does the same for arm sets.  The
-pure-exploration procedures (active ranking of experts, LinFACT)
-and PASCombUCB have their own batched drivers and return frozen results.
+pure-exploration procedures (active ranking of experts, best-expert search,
+LinFACT) are learners with a stopping time on the query oracles
+:func:`expert_tasks` (feedback ``"expert-queries"``) and :func:`linear_arms`
+(``"linear"``); PASCombUCB and CUCB take ``"semi-bandit"`` feedback from
+:func:`safe_comb_instance`; all run through :func:`expertlab.sim.run`.
 The contextual learners with expert advice (Exp4; expertise trees over
 in-house Hoeffding regression trees, with kNN and global Thompson baselines)
 declare ``feedback == "advice"`` and run on the environments
@@ -15,8 +18,8 @@ declare ``feedback == "advice"`` and run on the environments
 
 from ..sim._rates import document_claims as _document_claims
 from . import _claims, _claims_exploration, _claims_safe, _claims_trees, instances  # noqa: F401  (register claims)
-from ._active_ranking import (ActiveRankingResult, active_ranking, compare_experts, comparison_budget,
-                              dense_gap_means, one_task_gap_means)
+from ._active_ranking import (ExpertQueryState, ExpertTasks, QueryBatch, active_ranking, compare_experts,
+                              comparison_budget, dense_gap_means, expert_tasks, one_task_gap_means)
 from ._best_expert import best_expert, cluster_below_best_means
 from ._elimination import EliminationState, successive_elimination
 from ._etc import etc_expected_regret, explore_then_commit
@@ -28,9 +31,10 @@ from ._expertise_trees import ExpertiseTreesState, KnnExpertsState, expertise_tr
 from ._hoeffding_tree import (HoeffdingTreeConfig, HoeffdingTreeState, hoeffding_tree_config, hoeffding_tree_init,
                               hoeffding_tree_leaves, hoeffding_tree_update)
 from ._kl_ucb import kl_ucb, kl_ucb_index
-from ._linfact import (LinFACTResult, eps_good_set, linfact, two_level_linear_arms, unstructured_all_eps_good,
-                       xy_optimal_design)
-from ._pascombucb import PASCombUCBResult, cucb, hou_tan_zhong_instance, pascombucb
+from ._linfact import (LinearArms, LinFACTState, eps_good_set, linear_arms, linfact, two_level_linear_arms,
+                       unstructured_all_eps_good, xy_optimal_design)
+from ._pascombucb import (SafeCombInstance, SafeCombState, SuperArm, cucb, hou_tan_zhong_instance, pascombucb,
+                          safe_comb_instance)
 from ._thompson import thompson_sampling
 from ._tsallis import tsallis_inf, tsallis_weights
 from ._ucb import IndexState, moss, ucb1, ucb_alpha
@@ -65,6 +69,34 @@ def _register() -> None:
 
 
 _register()
+
+
+def _register_exploration() -> None:
+    """Safe semi-bandits and pure exploration: learners and environment constructors."""
+    from .. import sim
+
+    sim.register_learner("pascombucb", pascombucb, family="bandits", feedback="semi-bandit",
+                         example=lambda: (pascombucb(), hou_tan_zhong_instance(0.6, binding=True), 60))
+    sim.register_learner("cucb", cucb, family="bandits", feedback="semi-bandit",
+                         example=lambda: (cucb(), hou_tan_zhong_instance(0.6, binding=True), 60))
+    sim.register_environment("safe_comb", safe_comb_instance, family="bandits", feedback="semi-bandit")
+    sim.register_environment("hou_tan_zhong", hou_tan_zhong_instance, family="bandits", feedback="semi-bandit")
+    tasks = lambda: expert_tasks(one_task_gap_means(4, 3, 1.0))  # noqa: E731
+    for name, factory in (("active_ranking", active_ranking), ("best_expert", best_expert)):
+        sim.register_learner(name, factory, family="bandits", feedback="expert-queries",
+                             example=lambda f=factory: (f(), tasks(), 400))
+    sim.register_learner("compare_experts", compare_experts, family="bandits", feedback="expert-queries",
+                         example=lambda: (compare_experts(), expert_tasks(one_task_gap_means(2, 3, 1.0)), 400))
+    sim.register_environment("expert_tasks", expert_tasks, family="bandits", feedback="expert-queries")
+    arms = lambda: linear_arms(*two_level_linear_arms(6, 2))  # noqa: E731
+    sim.register_learner("linfact", linfact, family="bandits", feedback="linear",
+                         example=lambda: (linfact(0.2, n_design_iter=30), arms(), 30))
+    sim.register_learner("unstructured_all_eps_good", unstructured_all_eps_good, family="bandits",
+                         feedback="linear", example=lambda: (unstructured_all_eps_good(0.2), arms(), 30))
+    sim.register_environment("linear_arms", linear_arms, family="bandits", feedback="linear")
+
+
+_register_exploration()
 
 __all__ = [
     "instances",
@@ -106,7 +138,10 @@ __all__ = [
     "successive_elimination",
     "EliminationState",
     # active ranking of experts
-    "ActiveRankingResult",
+    "ExpertQueryState",
+    "ExpertTasks",
+    "QueryBatch",
+    "expert_tasks",
     "active_ranking",
     "best_expert",
     "cluster_below_best_means",
@@ -115,14 +150,19 @@ __all__ = [
     "dense_gap_means",
     "one_task_gap_means",
     # all eps-best arms in linear bandits
-    "LinFACTResult",
+    "LinearArms",
+    "LinFACTState",
+    "linear_arms",
     "eps_good_set",
     "linfact",
     "two_level_linear_arms",
     "unstructured_all_eps_good",
     "xy_optimal_design",
     # safe combinatorial semi-bandits
-    "PASCombUCBResult",
+    "SafeCombInstance",
+    "SafeCombState",
+    "SuperArm",
+    "safe_comb_instance",
     "cucb",
     "hou_tan_zhong_instance",
     "pascombucb",

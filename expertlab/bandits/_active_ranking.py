@@ -1,4 +1,4 @@
-r"""Active ranking of experts from noisy (expert, task) queries.
+r"""Active ranking of experts from noisy (expert, task) queries, on the engine.
 
 ``n`` experts are evaluated on ``d`` tasks; a query of (expert ``i``, task
 ``j``) returns ``M[i, j] + sigma * z`` with ``z`` standard normal.  Under the
@@ -7,199 +7,179 @@ tasks, so the ranking is well defined.  The learner chooses its queries
 adaptively and must return the exact ranking (or the best expert) with
 probability at least ``1 - delta``.
 
-Randomness is a pure function of ``(seed, replication, draw index)``
-(:mod:`expertlab._random`): replication ``r`` gives the same queries and the
-same ranking whatever the batching.  All replications run in one compiled
-kernel (``prange`` over replications).
+The query oracle is the environment :class:`ExpertTasks` (feedback kind
+``"expert-queries"``, unit ``"batch"``): one step of :func:`expertlab.sim.run`
+is one *batch* of queries, a level of a pairwise comparison (``m`` tasks,
+``h`` repetitions of both experts on each).  The procedures here
+(:func:`active_ranking`, :func:`compare_experts` and
+:func:`~expertlab.bandits.best_expert`) are :class:`expertlab.sim.Learner`
+records with a stopping time: each replication stops when it can answer,
+and the engine records ``final["stopping_time"]`` (batches),
+``final["stopped"]`` and ``final["answer"]``; ``env.correct(answer)`` says
+which answers are right.  Replications advance together, one batch each per
+step; the tasks a level samples come from the learner's keys, the query
+noise from the environment's.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
-from numba import njit, prange
-from numba.extending import register_jitable
 
-from .._random import rep_key, seed_to_uint64, stream_key, uniform
+from .._random import uniform
 from .._validation import check_float, check_in, check_int, check_open_unit
-from ..sim._variates import normal
+from ..sim._protocol import EnvSpec, Environment, Learner, Metric
+from ..sim._variates import normal_array
 
-__all__ = ["ActiveRankingResult", "active_ranking", "compare_experts", "dense_gap_means",
-           "one_task_gap_means", "comparison_budget"]
+__all__ = ["ExpertTasks", "ExpertQueryState", "QueryBatch", "active_ranking", "compare_experts", "expert_tasks",
+           "dense_gap_means", "one_task_gap_means", "comparison_budget"]
 
-_TASK_STREAM = np.uint64(0x6A09E667F3BCC909)
-_NOISE_STREAM = np.uint64(0xBB67AE8584CAA73B)
-_ONE = np.uint64(1)
 _PI2_6 = math.pi ** 2 / 6.0
+#: Query budget standing for "no budget" (every count stays far below it).
+_NO_BUDGET = 2 ** 62
+_SCHEDULES = ("adaptive", "uniform")
 
 
 # ---------------------------------------------------------------------------
-# the pairwise comparison (scalar code, compiled into the kernels)
+# the environment: the query oracle
 
 
-@register_jitable
-def _ceil_log2(d):
-    c = 0
-    while (1 << c) < d:
-        c += 1
-    return c
-
-
-@register_jitable
-def _compare(M, a, b, log_inv_delta, sigma, ktask, knoise, counter, max_queries, uniform_only):
-    """Adaptive comparison of experts ``a`` and ``b``.
-
-    Returns ``(sign, queries, counter)``: ``sign`` is +1 when ``a`` is
-    declared better, -1 when ``b`` is, 0 when ``max_queries`` ran out first;
-    ``counter`` is the next free draw index.  ``uniform_only``: the
-    non-adaptive schedule (every round sweeps all tasks ``2**r`` times).
-    """
-    d = M.shape[1]
-    top = _ceil_log2(d)
-    queries = 0
-    r = 0
-    while True:
-        lo = r - top if r > top else 0
-        if uniform_only:
-            lo = r
-        n_levels = r - lo + 1
-        # round r spends delta * 6 / (pi^2 (r+1)^2), split over its levels and the two tests of each
-        lq = log_inv_delta + math.log(_PI2_6 * (r + 1.0) ** 2 * 2.0 * n_levels)
-        for lev in range(lo, r + 1):
-            h = 1 << lev
-            m = 1 << (r - lev)
-            sweep = m >= d or uniform_only
-            if sweep:
-                m = d
-            if queries + 2 * h * m > max_queries:
-                return 0, queries, counter
-            total = 0.0
-            best = 0.0
-            best_sign = 0
-            thr_one = sigma * math.sqrt(4.0 * h * (lq + math.log(m)))
-            for q in range(m):
-                if sweep:
-                    j = q
-                else:
-                    j = int(uniform(ktask, counter) * d)
-                    if j >= d:
-                        j = d - 1
-                # sum of h paired differences: N(h (M_a - M_b), 2 h sigma^2)
-                diff = h * (M[a, j] - M[b, j]) + sigma * math.sqrt(2.0 * h) * normal(knoise, counter)
-                counter += _ONE
-                total += diff
-                z = abs(diff) / thr_one
-                if z > 1.0 and z > best and not uniform_only:
-                    best = z
-                    best_sign = 1 if diff > 0 else -1
-            queries += 2 * h * m
-            z = abs(total) / (sigma * math.sqrt(4.0 * h * m * lq))
-            if z > 1.0 and z > best:
-                best = z
-                best_sign = 1 if total > 0 else -1
-            if best_sign != 0:
-                return best_sign, queries, counter
-        r += 1
-
-
-@register_jitable
-def _insertion_rank(M, log_inv_delta, sigma, ktask, knoise, max_queries, uniform_only, order):
-    """Binary insertion sort (best first) into ``order``; returns (queries, n_comparisons, ok)."""
-    n = M.shape[0]
-    order[0] = 0
-    counter = np.uint64(0)
-    queries = 0
-    comps = 0
-    for i in range(1, n):
-        lo = 0
-        hi = i
-        while lo < hi:
-            mid = (lo + hi) // 2
-            s, q, counter = _compare(M, i, order[mid], log_inv_delta, sigma, ktask, knoise, counter,
-                                     max_queries - queries, uniform_only)
-            queries += q
-            comps += 1
-            if s == 0:
-                return queries, comps, False
-            if s > 0:
-                hi = mid
-            else:
-                lo = mid + 1
-        for k in range(i, lo, -1):
-            order[k] = order[k - 1]
-        order[lo] = i
-    return queries, comps, True
-
-
-@njit(parallel=True, cache=False)
-def _rank_kernel(M, log_inv_delta, sigma, seed, rep_offset, max_queries, uniform_only, order, queries, comps, ok):
-    for r in prange(order.shape[0]):
-        rk = rep_key(seed, np.uint64(rep_offset + r))
-        q, c, good = _insertion_rank(M, log_inv_delta, sigma, stream_key(rk, _TASK_STREAM),
-                                     stream_key(rk, _NOISE_STREAM), max_queries, uniform_only, order[r])
-        queries[r] = q
-        comps[r] = c
-        ok[r] = good
-
-
-@njit(parallel=True, cache=False)
-def _compare_kernel(M, log_inv_delta, sigma, seed, rep_offset, max_queries, uniform_only, sign, queries):
-    for r in prange(sign.shape[0]):
-        rk = rep_key(seed, np.uint64(rep_offset + r))
-        s, q, _ = _compare(M, 0, 1, log_inv_delta, sigma, stream_key(rk, _TASK_STREAM),
-                           stream_key(rk, _NOISE_STREAM), np.uint64(0), max_queries, uniform_only)
-        sign[r] = s
-        queries[r] = q
-
-
-# ---------------------------------------------------------------------------
-# public API
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ActiveRankingResult:
-    """Outcome of :func:`active_ranking`, :func:`best_expert` or :func:`compare_experts`.
+class QueryBatch(NamedTuple):
+    """One batch of paired queries, the action of an ``"expert-queries"`` learner.
 
     Attributes
     ----------
-    ranking : ndarray of int, shape (n_reps, n_experts) or (n_reps,)
-        Returned ranking, best first (``active_ranking``); the returned best
-        expert (``best_expert``); ``+1``/``-1`` for "expert 0 / expert 1 is
-        better" (``compare_experts``).  Meaningless where ``finished`` is False.
-    truth : ndarray of int
-        The true ranking (best first), best expert or sign, from ``means``.
-    correct : ndarray of bool, shape (n_reps,)
-        Finished and equal to the truth.
-    finished : ndarray of bool, shape (n_reps,)
-        False where ``max_queries`` ran out before the procedure ended.
-    n_queries : ndarray of int, shape (n_reps,)
-        (expert, task) queries made.
-    n_comparisons : ndarray of int, shape (n_reps,)
-        Pairwise comparisons run.
-    delta, sigma : float
-    seed, rep_offset : int
-    wall_time : float
+    a, b : int array, shape (n_reps,)
+        The two experts compared.
+    tasks : int array, shape (n_reps, m_max)
+        The tasks queried, ``-1`` padded (a row of ``-1`` asks nothing).
+    h : int array, shape (n_reps,)
+        Repetitions: each task is queried ``h`` times for ``a`` and ``h`` times for ``b``.
+    new : bool array, shape (n_reps,)
+        True where the batch opens a comparison (read by the metric ``comparisons``).
     """
 
-    ranking: np.ndarray
-    truth: np.ndarray
-    correct: np.ndarray
-    finished: np.ndarray
-    n_queries: np.ndarray
-    n_comparisons: np.ndarray
-    delta: float
-    sigma: float
-    seed: int
-    rep_offset: int
-    wall_time: float
+    a: Any
+    b: Any
+    tasks: Any
+    h: Any
+    new: Any
+
+
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class ExpertTasks(Environment):
+    r"""Experts evaluated on tasks with Gaussian query noise: the oracle of the ranking procedures.
+
+    Build it with :func:`expert_tasks`.  Per step each replication sends a
+    :class:`QueryBatch`: experts ``a``, ``b``, tasks :math:`j_1, \dots,
+    j_m` and repetitions ``h``.  The feedback is the ``(n_reps, m_max)``
+    array of the sums of the ``h`` paired differences on each task,
+
+    .. math::
+
+        D_q = h (M_{a j_q} - M_{b j_q}) + \sigma\sqrt{2h}\, z_q,
+
+    (0 on padding), with :math:`z_q` the standard normal draw ``q`` of the
+    round's environment key: the sum of the ``h`` Gaussian queries of each
+    expert drawn as one normal variable with the same law.  ``spec.info``
+    tells the learner ``n_tasks`` and ``sigma``; ``spec.n_actions`` is the
+    number of experts.
+
+    Attributes
+    ----------
+    means : ndarray, shape (n_experts, n_tasks)
+    sigma : float
+
+    Notes
+    -----
+    Metrics (both by default):
+
+    ``queries``
+        (expert, task) queries so far, :math:`2hm` per batch.
+    ``comparisons``
+        Pairwise comparisons begun so far (batches with ``new``).
+
+    The oracles ``ranking`` (best first), ``best`` and
+    ``correct(answer)`` give the truth the answers are checked against.
+    """
+
+    means: np.ndarray
+    sigma: float = 1.0
+    name: str = "expert_tasks"
+
+    default_metrics = ("queries", "comparisons")
 
     @property
-    def success_rate(self) -> float:
-        """Fraction of replications that returned the truth."""
-        return float(self.correct.mean())
+    def params(self) -> Mapping[str, Any]:
+        return {"means": self.means, "sigma": self.sigma}
+
+    @property
+    def n_experts(self) -> int:
+        return int(self.means.shape[0])
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def spec(self) -> EnvSpec:
+        return EnvSpec(feedback="expert-queries", unit="batch", n_actions=self.n_experts,
+                       info={"n_tasks": self.n_tasks, "sigma": self.sigma})
+
+    @property
+    def ranking(self) -> np.ndarray:
+        """The true ranking, best first (row sums order a monotone matrix)."""
+        return np.argsort(-self.means.sum(axis=1), kind="stable").astype(np.int64)
+
+    @property
+    def best(self) -> int:
+        """The best expert."""
+        return int(self.ranking[0])
+
+    def correct(self, answer) -> np.ndarray:
+        """Which answers are right: a ranking ``(n_reps, n_experts)`` equal to ``ranking``, or a best
+        expert ``(n_reps,)`` equal to ``best`` (``-1``, no answer, is never right)."""
+        ans = np.asarray(answer)
+        if ans.ndim == 2 and ans.shape[1] == self.n_experts:
+            return np.all(ans == self.ranking[None, :], axis=1)
+        if ans.ndim == 1:
+            return ans == self.best
+        raise ValueError(f"answer must be a ranking (n_reps, {self.n_experts}) or a best expert (n_reps,), "
+                         f"got shape {ans.shape}")
+
+    def reset(self, n_reps, keys, xp):
+        return xp.asarray(self.means)
+
+    def step(self, M, batch, t, keys):
+        if not isinstance(batch, QueryBatch):
+            raise TypeError(f"an expert-queries learner's act must return a QueryBatch, got {type(batch).__name__}")
+        xp = np
+        n_reps = keys.shape[0]
+        tasks = batch.tasks
+        if tasks.ndim != 2 or tasks.shape[0] != n_reps:
+            raise ValueError(f"QueryBatch.tasks must have shape ({n_reps}, m), got {tasks.shape}")
+        valid = tasks >= 0
+        if tasks.shape[1] == 0:
+            D = xp.zeros((n_reps, 0))
+        else:
+            tj = xp.where(valid, tasks, 0)
+            diff = M[batch.a[:, None], tj] - M[batch.b[:, None], tj]
+            z = normal_array(xp, keys[:, None], xp.arange(tasks.shape[1], dtype=xp.uint64)[None, :])
+            hf = batch.h.astype(xp.float64)[:, None]
+            D = xp.where(valid, hf * diff + self.sigma * xp.sqrt(2.0 * hf) * z, 0.0)
+        queries = 2 * batch.h * valid.sum(axis=1)
+        return M, D, {"queries": queries, "new": batch.new}
+
+    def available_metrics(self) -> Mapping[str, Metric]:
+        def zeros(n_reps, xp):
+            return xp.zeros(n_reps, dtype=xp.int64)
+
+        return {"queries": Metric("queries", zeros, lambda acc, info, t: acc + info["queries"], lambda acc: acc),
+                "comparisons": Metric("comparisons", zeros, lambda acc, info, t: acc + info["new"],
+                                      lambda acc: acc)}
 
 
 def _check_means(means, n_min):
@@ -226,6 +206,29 @@ def _check_means(means, n_min):
     return np.ascontiguousarray(M)
 
 
+def expert_tasks(means, sigma: float = 1.0) -> ExpertTasks:
+    """The query oracle of ``n`` experts on ``d`` tasks: :class:`ExpertTasks`.
+
+    Parameters
+    ----------
+    means : array, shape (n_experts, n_tasks)
+        Mean performance :math:`M_{ij}` of expert ``i`` on task ``j``
+        (larger is better), monotone: for every pair one expert is at least
+        as good on every task and strictly better on one.
+    sigma : float
+        Standard deviation of the Gaussian query noise (known to the learner).
+
+    Examples
+    --------
+    >>> env = expert_tasks(dense_gap_means(3, 2, 0.5))
+    >>> env.ranking.tolist(), env.best, env.spec.n_tasks
+    ([0, 1, 2], 0, 2)
+    """
+    M = _check_means(means, 2)
+    M.flags.writeable = False
+    return ExpertTasks(means=M, sigma=check_float(sigma, "sigma", positive=True))
+
+
 def comparison_budget(n_experts: int) -> int:
     r"""Worst-case number of comparisons of binary insertion sort: :math:`\sum_{i=2}^{n} \lceil \log_2 i \rceil`.
 
@@ -238,44 +241,307 @@ def comparison_budget(n_experts: int) -> int:
     return sum(math.ceil(math.log2(i)) for i in range(2, n_experts + 1))
 
 
-_SCHEDULES = ("adaptive", "uniform")
+# ---------------------------------------------------------------------------
+# the learners: one adaptive pairwise comparison driven by an outer procedure
 
 
-def _common(delta, sigma, n_reps, seed, rep_offset, max_queries, schedule):
+class _QStatic(NamedTuple):
+    n: int
+    d: int
+    top: int
+    sigma: float
+    uniform: bool
+    max_queries: int
+    log_inv: float
+
+
+class ExpertQueryState(NamedTuple):
+    r"""State of the ranking procedures (leading axis: replications).
+
+    The running comparison of experts ``a`` and ``b`` is at round ``r``,
+    level ``lev``, has made ``cq`` queries of its cap ``cap`` and runs at
+    :math:`\ln(1/\delta_c)` = ``lq0``.  The procedure's own fields:
+    ``order`` (binary insertion: the sorted prefix, best first), ``i``,
+    ``lo``, ``hi`` (the expert being inserted and its search interval),
+    ``champ`` and ``alive`` (max searches), ``phase`` and ``pcap`` (the
+    capped search's phase and cap), ``cut`` (the comparison's cap is the
+    budget's, not the phase's).  ``used``: queries so far; ``done``: stopped;
+    ``ok``: stopped with an answer.  ``static`` holds the constants derived
+    from the spec.
+    """
+
+    a: Any
+    b: Any
+    r: Any
+    lev: Any
+    cq: Any
+    cap: Any
+    lq0: Any
+    new: Any
+    order: Any
+    alive: Any
+    champ: Any
+    i: Any
+    lo: Any
+    hi: Any
+    phase: Any
+    pcap: Any
+    cut: Any
+    used: Any
+    done: Any
+    ok: Any
+    static: Any
+
+
+class _Procedure(NamedTuple):
+    name: str
+    log_inv: Callable       # (n, delta) -> ln(1 / delta_c) of the comparisons
+    start: Callable         # (fields, idx) -> None: set the first comparison (or done) of replications idx
+    on_result: Callable     # (fields, idx, s) -> None: a comparison of idx ended with sign s (0: cap reached)
+    answer: Callable        # (state) -> (n_reps, ...)
+
+
+def _level(st, r, lev):
+    """``(h, m, sweep, lq_extra)`` of level ``lev`` of round ``r`` (vectorised)."""
+    lo = r if st.uniform else np.maximum(r - st.top, 0)
+    n_levels = r - lo + 1
+    h = np.left_shift(1, lev)
+    m = np.left_shift(1, r - lev)
+    sweep = (m >= st.d) | st.uniform
+    m = np.where(sweep, st.d, m)
+    extra = np.log(_PI2_6 * (r + 1.0) ** 2 * 2.0 * n_levels)
+    return h, m, sweep, extra
+
+
+def _first_level(st, r):
+    return r if st.uniform else np.maximum(r - st.top, 0)
+
+
+def _set_comparison(f, idx, a, b, cap, lq0):
+    """Start a comparison of experts ``a`` and ``b`` for the replications ``idx``."""
+    f["a"][idx] = a
+    f["b"][idx] = b
+    f["r"][idx] = 0
+    f["lev"][idx] = 0
+    f["cq"][idx] = 0
+    f["cap"][idx] = cap
+    f["lq0"][idx] = lq0
+    f["new"][idx] = True
+
+
+def _resolve(f, st, proc, ended, s, check):
+    """Run the procedure until every replication has a level to query or is done.
+
+    ``ended``: replications whose comparison just ended with sign ``s``;
+    ``check``: replications whose next level must first fit within its cap
+    (a level that does not ends the comparison undecided, sign 0).
+    """
+    while True:
+        if check.any():
+            h, m, _, _ = _level(st, f["r"], f["lev"])
+            over = check & (f["cq"] + 2 * h * m > f["cap"])
+            ended = ended | over
+            s = np.where(over, 0, s)
+        if not ended.any():
+            return
+        idx = np.flatnonzero(ended)
+        proc.on_result(f, idx, s[idx])
+        check = ended & ~f["done"]
+        ended = np.zeros_like(ended)
+        s = np.zeros_like(s)
+
+
+def _fields(state):
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state._asdict().items()}
+
+
+def _query_learner(proc: _Procedure, delta, max_queries, schedule, params, doc=None) -> Learner:
+    def check_spec(spec):
+        if "n_tasks" not in spec.info or "sigma" not in spec.info:
+            raise ValueError(f"{proc.name} needs spec.info entries 'n_tasks' and 'sigma' (run it on an "
+                             "ExpertTasks environment, expert_tasks(means))")
+        n = int(spec.n_actions)
+        if n < 2 or (proc.name == "compare_experts" and n != 2):
+            raise ValueError(f"{proc.name} needs {'exactly 2' if proc.name == 'compare_experts' else 'at least 2'} "
+                             f"experts, the environment has {n}")
+
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps = check_int(n_reps, "n_reps")
+        check_spec(spec)
+        n, d = int(spec.n_actions), int(spec.n_tasks)
+        st = _QStatic(n=n, d=d, top=math.ceil(math.log2(d)) if d > 1 else 0, sigma=float(spec.sigma),
+                      uniform=schedule == "uniform", max_queries=max_queries, log_inv=proc.log_inv(n, delta))
+        i64 = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
+        f = dict(a=i64(n_reps), b=i64(n_reps), r=i64(n_reps), lev=i64(n_reps), cq=i64(n_reps), cap=i64(n_reps),
+                 lq0=np.zeros(n_reps), new=np.zeros(n_reps, dtype=bool), order=np.full((n_reps, n), -1, np.int64),
+                 alive=np.ones((n_reps, n), dtype=bool), champ=i64(n_reps), i=i64(n_reps), lo=i64(n_reps),
+                 hi=i64(n_reps), phase=i64(n_reps), pcap=i64(n_reps), cut=np.zeros(n_reps, dtype=bool),
+                 used=i64(n_reps), done=np.zeros(n_reps, dtype=bool), ok=np.zeros(n_reps, dtype=bool), static=st)
+        idx = np.arange(n_reps)
+        proc.start(f, idx)
+        check = ~f["done"]
+        _resolve(f, st, proc, np.zeros(n_reps, dtype=bool), i64(n_reps), check)
+        return ExpertQueryState(**f)
+
+    def act(state, obs=None, keys=None):
+        st = state.static
+        live = ~state.done
+        h, m, sweep, _ = _level(st, state.r, state.lev)
+        m = np.where(live, m, 0)
+        m_max = int(m.max()) if m.size else 0
+        q = np.arange(m_max, dtype=np.int64)[None, :]
+        if m_max and not bool(np.all(sweep | ~live)):
+            with np.errstate(over="ignore"):
+                drawn = (uniform(keys[:, None], q.astype(np.uint64)) * st.d).astype(np.int64)
+            drawn = np.minimum(drawn, st.d - 1)
+        else:
+            drawn = np.broadcast_to(q, (m.size, m_max))
+        tasks = np.where(q < m[:, None], np.where(sweep[:, None], q, drawn), -1)
+        batch = QueryBatch(a=state.a, b=state.b, tasks=tasks, h=np.where(live, h, 1), new=state.new & live)
+        return batch, state._replace(new=np.zeros_like(state.new))
+
+    def update(state, batch, D, keys=None):
+        st = state.static
+        f = _fields(state)
+        tasks = batch.tasks
+        asked = (tasks >= 0).any(axis=1) & ~state.done
+        if D.shape != tasks.shape:
+            raise ValueError(f"feedback must have the shape of the batch's tasks {tasks.shape}, got {D.shape}")
+        n_reps = asked.size
+        s = np.zeros(n_reps, dtype=np.int64)
+        if asked.any():
+            h, m, _, extra = _level(st, state.r, state.lev)
+            valid = tasks >= 0
+            lq = state.lq0 + extra
+            absd = np.abs(D)
+            z = absd / (st.sigma * np.sqrt(4.0 * h * (lq + np.log(np.maximum(m, 1)))))[:, None]
+            if st.uniform:
+                z = np.zeros_like(z)
+            z = np.where(valid & (z > 1.0), z, 0.0)
+            qb = np.argmax(z, axis=1) if z.shape[1] else np.zeros(n_reps, dtype=np.int64)
+            rows = np.arange(n_reps)
+            best = z[rows, qb] if z.shape[1] else np.zeros(n_reps)
+            best_sign = np.where(best > 0.0, np.where(D[rows, qb] > 0, 1, -1), 0) if z.shape[1] else s
+            total = np.cumsum(D, axis=1)[:, -1] if D.shape[1] else np.zeros(n_reps)
+            zs = np.abs(total) / (st.sigma * np.sqrt(4.0 * h * m * lq))
+            use_sum = (zs > 1.0) & (zs > best)
+            sign = np.where(use_sum, np.where(total > 0, 1, -1), best_sign)
+            s = np.where(asked, sign, 0)
+            cost = np.where(asked, 2 * h * m, 0)
+            f["cq"] = f["cq"] + cost
+            f["used"] = f["used"] + cost
+            # undecided: the next level (the first level of the next round after the last)
+            nxt = asked & (s == 0)
+            lev = f["lev"] + 1
+            r = f["r"]
+            roll = lev > r
+            f["r"] = np.where(nxt & roll, r + 1, r)
+            f["lev"] = np.where(nxt, np.where(roll, _first_level(st, r + 1), lev), f["lev"])
+        _resolve(f, st, proc, asked & (s != 0), s, asked & (s == 0))
+        return ExpertQueryState(**f)
+
+    def done(state):
+        return state.done
+
+    return Learner(name=proc.name, feedback="expert-queries", init=init, act=act, update=update, params=params,
+                   done=done, answer=proc.answer, doc=doc, check_spec=check_spec)
+
+
+def _check_common(delta, max_queries, schedule):
     check_in(schedule, "schedule", _SCHEDULES)
     delta = check_open_unit(delta, "delta")
-    sigma = check_float(sigma, "sigma", positive=True)
-    n_reps = check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    if max_queries is None:
-        max_queries = 2 ** 62
-    max_queries = check_int(max_queries, "max_queries")
-    return delta, sigma, n_reps, seed_to_uint64(seed), rep_offset, max_queries, schedule == "uniform"
+    max_queries = _NO_BUDGET if max_queries is None else check_int(max_queries, "max_queries")
+    return delta, max_queries
 
 
-def active_ranking(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: int = 100, seed=0,
-                   rep_offset: int = 0, max_queries: int | None = None, schedule: str = "adaptive") -> ActiveRankingResult:
+# -- binary insertion sort ---------------------------------------------------
+
+
+def _rank_start(f, idx):
+    f["order"][idx, 0] = 0
+    f["i"][idx] = 1
+    f["lo"][idx] = 0
+    f["hi"][idx] = 1
+    _rank_next(f, idx)
+
+
+def _rank_next(f, idx):
+    st = f["static"]
+    mid = (f["lo"][idx] + f["hi"][idx]) // 2
+    _set_comparison(f, idx, f["i"][idx], f["order"][idx, mid], st.max_queries - f["used"][idx], st.log_inv)
+
+
+def _rank_result(f, idx, s):
+    n = f["static"].n
+    fail = s == 0
+    f["done"][idx[fail]] = True
+    idx, s = idx[~fail], s[~fail]
+    lo, hi = f["lo"][idx], f["hi"][idx]
+    mid = (lo + hi) // 2
+    hi = np.where(s > 0, mid, hi)
+    lo = np.where(s < 0, mid + 1, lo)
+    f["lo"][idx], f["hi"][idx] = lo, hi
+    ins = lo >= hi
+    if ins.any():
+        k = idx[ins]
+        i, pos = f["i"][k], lo[ins]
+        j = np.arange(n)[None, :]
+        old = f["order"][k]
+        src = np.where(j < pos[:, None], j, np.maximum(j - 1, 0))
+        moved = np.take_along_axis(old, src, axis=1)
+        new = np.where(j == pos[:, None], i[:, None], moved)
+        f["order"][k] = np.where(j <= i[:, None], new, old)
+        f["i"][k] = i + 1
+        f["lo"][k] = 0
+        f["hi"][k] = i + 1
+        fin = i + 1 >= n
+        f["done"][k[fin]] = True
+        f["ok"][k[fin]] = True
+    rest = idx[~f["done"][idx]]
+    if rest.size:
+        _rank_next(f, rest)
+
+
+def _rank_answer(state):
+    return np.where(state.ok[:, None], state.order, -1)
+
+
+_RANKING = _Procedure("active_ranking", lambda n, delta: math.log(comparison_budget(n) / delta), _rank_start,
+                      _rank_result, _rank_answer)
+
+
+# -- one comparison --------------------------------------------------------
+
+
+def _cmp_start(f, idx):
+    st = f["static"]
+    _set_comparison(f, idx, 0, 1, st.max_queries, st.log_inv)
+
+
+def _cmp_result(f, idx, s):
+    f["done"][idx] = True
+    f["ok"][idx] = s != 0
+    f["champ"][idx] = np.where(s > 0, 0, 1)
+
+
+def _champ_answer(state):
+    return np.where(state.ok, state.champ, -1)
+
+
+_COMPARE = _Procedure("compare_experts", lambda n, delta: math.log(1.0 / delta), _cmp_start, _cmp_result,
+                      _champ_answer)
+
+
+def active_ranking(delta: float = 0.05, *, max_queries: int | None = None, schedule: str = "adaptive") -> Learner:
     r"""Rank experts from noisy queries by binary insertion sort over adaptive comparisons.
 
     Parameters
     ----------
-    means : array, shape (n_experts, n_tasks)
-        Mean performance :math:`M_{ij}` of expert ``i`` on task ``j``
-        (larger is better), monotone: for every pair one expert is at least
-        as good on every task and strictly better on one.
     delta : float in (0, 1)
         Target error probability of the whole ranking.
-    sigma : float
-        Standard deviation of the Gaussian query noise (the sub-Gaussian
-        constant the confidence thresholds use).
-    n_reps : int
-        Independent replications, run together.
-    seed : int, SeedSequence or None
-    rep_offset : int
-        Index of the first replication.
     max_queries : int, optional
-        Per-replication budget; a replication that exhausts it is reported
-        as not ``finished``.
+        Per-replication query budget; a replication that exhausts it stops
+        without an answer (``-1``).
     schedule : {"adaptive", "uniform"}
         ``"adaptive"``: the task/repetition schedule below.  ``"uniform"``:
         the non-adaptive baseline that sweeps every task equally often
@@ -285,7 +551,13 @@ def active_ranking(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: in
 
     Returns
     -------
-    ActiveRankingResult
+    Learner
+        A procedure with a stopping time for an :class:`ExpertTasks`
+        environment (:func:`expert_tasks`; the noise level ``sigma`` the
+        thresholds use is the environment's).  ``final["answer"]`` is the
+        ranking, best first, shape ``(n_reps, n_experts)`` (``-1`` rows where
+        it stopped without one); ``env.correct(answer)`` says which are
+        exact; the metrics ``queries`` and ``comparisons`` count the cost.
 
     Notes
     -----
@@ -321,8 +593,11 @@ def active_ranking(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: in
     :math:`\delta_c = \delta / \text{comparison\_budget}(n)`, so the whole
     ranking is exact with probability at least :math:`1 - \delta`.
 
-    The sum of :math:`h` Gaussian queries is drawn as one normal variable
-    with the same law; ``n_queries`` counts the :math:`2hm` queries it stands for.
+    One step of the run is one level (a batch of :math:`2hm` queries); the
+    sum of :math:`h` Gaussian queries is drawn by the environment as one
+    normal variable with the same law, and the metric ``queries`` counts the
+    :math:`2hm` queries it stands for.  The tasks of a sampled level are
+    uniform draws ``0 .. m-1`` of the learner's round key.
 
     *Reconstructed*: the paper's pairwise procedure samples tasks and
     repetitions on a doubling schedule; its exact schedule, thresholds and
@@ -343,36 +618,27 @@ def active_ranking(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: in
 
     Examples
     --------
-    >>> from expertlab.bandits import active_ranking, dense_gap_means
-    >>> res = active_ranking(dense_gap_means(4, 8, gap=0.5), delta=0.05, n_reps=50, seed=1)
-    >>> res.truth.tolist(), res.success_rate
-    ([0, 1, 2, 3], 1.0)
+    >>> from expertlab import sim
+    >>> from expertlab.bandits import active_ranking, dense_gap_means, expert_tasks
+    >>> env = expert_tasks(dense_gap_means(4, 8, gap=0.5))
+    >>> res = sim.run(active_ranking(delta=0.05), env, horizon=10_000, n_reps=50, seed=1)
+    >>> env.ranking.tolist(), float(env.correct(res.final["answer"]).mean()), bool(res.final["stopped"].all())
+    ([0, 1, 2, 3], 1.0, True)
     """
-    M = _check_means(means, 2)
-    delta, sigma, n_reps, seed_u, rep_offset, max_q, unif = _common(delta, sigma, n_reps, seed, rep_offset,
-                                                                    max_queries, schedule)
-    n = M.shape[0]
-    log_inv = math.log(comparison_budget(n) / delta)
-    order = np.zeros((n_reps, n), dtype=np.int64)
-    queries = np.zeros(n_reps, dtype=np.int64)
-    comps = np.zeros(n_reps, dtype=np.int64)
-    ok = np.zeros(n_reps, dtype=np.bool_)
-    t0 = time.perf_counter()
-    with np.errstate(over="ignore"):
-        _rank_kernel(M, log_inv, sigma, seed_u, rep_offset, max_q, unif, order, queries, comps, ok)
-    wall = time.perf_counter() - t0
-    truth = _true_ranking(M)
-    correct = ok & np.all(order == truth[None, :], axis=1)
-    return ActiveRankingResult(order, truth, correct, ok, queries, comps, delta, sigma, int(seed_u), rep_offset, wall)
+    delta, max_queries = _check_common(delta, max_queries, schedule)
+    params = {"delta": delta, "schedule": schedule}
+    if max_queries != _NO_BUDGET:
+        params["max_queries"] = max_queries
+    return _query_learner(_RANKING, delta, max_queries, schedule, params)
 
 
-def compare_experts(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: int = 100, seed=0,
-                    rep_offset: int = 0, max_queries: int | None = None, schedule: str = "adaptive") -> ActiveRankingResult:
+def compare_experts(delta: float = 0.05, *, max_queries: int | None = None, schedule: str = "adaptive") -> Learner:
     r"""The adaptive pairwise comparison of :func:`active_ranking` on two experts.
 
-    ``means`` has shape ``(2, n_tasks)``; ``ranking`` is ``+1`` where expert 0
-    is declared better and ``-1`` where expert 1 is; the comparison errs
-    with probability at most ``delta``.
+    Runs on an :class:`ExpertTasks` environment with exactly two experts;
+    ``final["answer"]`` is the expert declared better (0 or 1; ``-1`` where
+    ``max_queries`` ran out first), and the comparison errs with probability
+    at most ``delta``.  Arguments as in :func:`active_ranking`.
 
     References
     ----------
@@ -382,31 +648,18 @@ def compare_experts(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: i
     Examples
     --------
     >>> import numpy as np
-    >>> from expertlab.bandits import compare_experts
-    >>> res = compare_experts(np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]), n_reps=10, seed=0)
-    >>> int(res.truth), res.success_rate
-    (1, 1.0)
+    >>> from expertlab import sim
+    >>> from expertlab.bandits import compare_experts, expert_tasks
+    >>> env = expert_tasks(np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]))
+    >>> res = sim.run(compare_experts(), env, horizon=1000, n_reps=10, seed=0)
+    >>> env.best, float(env.correct(res.final["answer"]).mean())
+    (0, 1.0)
     """
-    M = _check_means(means, 2)
-    if M.shape[0] != 2:
-        raise ValueError(f"means must have exactly 2 rows (experts) for compare_experts, got {M.shape[0]}")
-    delta, sigma, n_reps, seed_u, rep_offset, max_q, unif = _common(delta, sigma, n_reps, seed, rep_offset,
-                                                                    max_queries, schedule)
-    sign = np.zeros(n_reps, dtype=np.int64)
-    queries = np.zeros(n_reps, dtype=np.int64)
-    t0 = time.perf_counter()
-    with np.errstate(over="ignore"):
-        _compare_kernel(M, math.log(1.0 / delta), sigma, seed_u, rep_offset, max_q, unif, sign, queries)
-    wall = time.perf_counter() - t0
-    truth = np.int64(1 if (M[0] - M[1]).sum() > 0 else -1)
-    finished = sign != 0
-    return ActiveRankingResult(sign, truth, sign == truth, finished, queries, finished.astype(np.int64), delta,
-                               sigma, int(seed_u), rep_offset, wall)
-
-
-def _true_ranking(M):
-    """Experts sorted best first (by the row sums, which order a monotone matrix)."""
-    return np.argsort(-M.sum(axis=1), kind="stable").astype(np.int64)
+    delta, max_queries = _check_common(delta, max_queries, schedule)
+    params = {"delta": delta, "schedule": schedule}
+    if max_queries != _NO_BUDGET:
+        params["max_queries"] = max_queries
+    return _query_learner(_COMPARE, delta, max_queries, schedule, params)
 
 
 # ---------------------------------------------------------------------------

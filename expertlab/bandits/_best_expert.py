@@ -1,113 +1,122 @@
-r"""Best-expert identification from noisy (expert, task) queries.
+r"""Best-expert identification from noisy (expert, task) queries, on the engine.
 
-Same query model and comparison as :mod:`expertlab.bandits._active_ranking`:
-``n`` experts on ``d`` tasks, a query of (expert ``i``, task ``j``) returns
+Same query oracle (:class:`~expertlab.bandits.ExpertTasks`)
+and comparison as :func:`~expertlab.bandits.active_ranking`: ``n`` experts on
+``d`` tasks, a query of (expert ``i``, task ``j``) returns
 ``M[i, j] + sigma * z``, every pair of experts is ordered the same way on
 all tasks, and the goal is only the best expert.  Two searches share the
 adaptive pairwise comparison: a max search whose comparisons run under
 doubling query caps (the default), and the plain sequential champion
-search.  All replications run in one compiled kernel.
+search.  Both are :class:`expertlab.sim.Learner` records with a stopping
+time; one step of :func:`expertlab.sim.run` is one batch of queries.
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
-from numba import njit, prange
 
-from .._random import rep_key, stream_key
 from .._validation import check_float, check_in, check_int
-from ._active_ranking import (_NOISE_STREAM, _PI2_6, _TASK_STREAM, ActiveRankingResult, _check_means, _common,
-                              _compare, _true_ranking)
+from ..sim._protocol import Learner
+from ._active_ranking import (_NO_BUDGET, _PI2_6, _champ_answer, _check_common, _Procedure, _query_learner,
+                              _set_comparison)
 
 __all__ = ["best_expert", "cluster_below_best_means"]
 
 _METHODS = ("doubling", "sequential")
 
 
-@njit(parallel=True, cache=False)
-def _sequential_kernel(M, log_inv_delta, sigma, seed, rep_offset, max_queries, uniform_only, best, queries,
-                       comps, ok):
-    n = M.shape[0]
-    for r in prange(best.shape[0]):
-        rk = rep_key(seed, np.uint64(rep_offset + r))
-        ktask = stream_key(rk, _TASK_STREAM)
-        knoise = stream_key(rk, _NOISE_STREAM)
-        counter = np.uint64(0)
-        champ = 0
-        used = 0
-        good = True
-        for i in range(1, n):
-            s, q, counter = _compare(M, i, champ, log_inv_delta, sigma, ktask, knoise, counter,
-                                     max_queries - used, uniform_only)
-            used += q
-            if s == 0:
-                good = False
-                break
-            if s > 0:
-                champ = i
-        best[r] = champ
-        queries[r] = used
-        comps[r] = n - 1 if good else 0
-        ok[r] = good
+# -- sequential champion search -------------------------------------------------
 
 
-@njit(parallel=True, cache=False)
-def _doubling_kernel(M, log_inv_delta, sigma, seed, rep_offset, max_queries, uniform_only, cap0, best, queries,
-                     comps, ok):
-    n = M.shape[0]
-    for r in prange(best.shape[0]):
-        rk = rep_key(seed, np.uint64(rep_offset + r))
-        ktask = stream_key(rk, _TASK_STREAM)
-        knoise = stream_key(rk, _NOISE_STREAM)
-        counter = np.uint64(0)
-        alive = np.ones(n, dtype=np.bool_)
-        n_alive = n
-        champ = 0
-        used = 0
-        n_comp = 0
-        good = True
-        phase = 0
-        cap = cap0
-        while n_alive > 1 and good:
+def _seq_start(f, idx):
+    f["champ"][idx] = 0
+    f["i"][idx] = 1
+    _seq_next(f, idx)
+
+
+def _seq_next(f, idx):
+    st = f["static"]
+    _set_comparison(f, idx, f["i"][idx], f["champ"][idx], st.max_queries - f["used"][idx], st.log_inv)
+
+
+def _seq_result(f, idx, s):
+    n = f["static"].n
+    fail = s == 0
+    f["done"][idx[fail]] = True
+    idx, s = idx[~fail], s[~fail]
+    f["champ"][idx] = np.where(s > 0, f["i"][idx], f["champ"][idx])
+    f["i"][idx] += 1
+    fin = f["i"][idx] >= n
+    f["done"][idx[fin]] = True
+    f["ok"][idx[fin]] = True
+    rest = idx[~fin]
+    if rest.size:
+        _seq_next(f, rest)
+
+
+# -- max search with doubling caps ------------------------------------------------
+
+
+def _dbl_start(f, idx, first_cap):
+    f["alive"][idx] = True
+    f["champ"][idx] = 0
+    f["phase"][idx] = 0
+    f["pcap"][idx] = first_cap
+    f["i"][idx] = 0
+    _dbl_next(f, idx)
+
+
+def _dbl_next(f, idx):
+    """Compare the champion with the next candidate at or after ``i``; a phase ends after the last one."""
+    st = f["static"]
+    n = st.n
+    j = np.arange(n)[None, :]
+    while idx.size:
+        cand = f["alive"][idx] & (j != f["champ"][idx, None]) & (j >= f["i"][idx, None])
+        has = cand.any(axis=1)
+        k = idx[has]
+        if k.size:
+            i = np.argmax(cand[has], axis=1)
+            f["i"][k] = i
+            left = st.max_queries - f["used"][k]
+            pcap = f["pcap"][k]
             # phase k spends delta 6 / (pi^2 (k+1)^2), split over its at most n - 1 comparisons
-            lq = log_inv_delta + math.log(_PI2_6 * (phase + 1.0) ** 2)
-            for i in range(n):
-                if not alive[i] or i == champ:
-                    continue
-                left = max_queries - used
-                c = cap if cap < left else left
-                s, q, counter = _compare(M, i, champ, lq, sigma, ktask, knoise, counter, c, uniform_only)
-                used += q
-                n_comp += 1
-                if s > 0:
-                    alive[champ] = False
-                    champ = i
-                    n_alive -= 1
-                elif s < 0:
-                    alive[i] = False
-                    n_alive -= 1
-                elif c < cap:
-                    good = False  # the replication's own budget ran out
-                    break
-            phase += 1
-            cap *= 2
-        best[r] = champ
-        queries[r] = used
-        comps[r] = n_comp
-        ok[r] = good
+            lq0 = st.log_inv + np.log(_PI2_6 * (f["phase"][k] + 1.0) ** 2)
+            _set_comparison(f, k, i, f["champ"][k], np.minimum(pcap, left), lq0)
+            f["cut"][k] = left < pcap
+        # the phase is over: next phase with a doubled cap, unless one candidate is left
+        e = idx[~has]
+        f["phase"][e] += 1
+        f["pcap"][e] *= 2
+        f["i"][e] = 0
+        fin = f["alive"][e].sum(axis=1) <= 1
+        f["done"][e[fin]] = True
+        f["ok"][e[fin]] = True
+        idx = e[~fin]
 
 
-def best_expert(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: int = 100, seed=0,
-                rep_offset: int = 0, max_queries: int | None = None, schedule: str = "adaptive",
-                method: str = "doubling", first_cap: int = 8) -> ActiveRankingResult:
+def _dbl_result(f, idx, s):
+    fail = (s == 0) & f["cut"][idx]  # the replication's own budget ran out
+    f["done"][idx[fail]] = True
+    idx, s = idx[~fail], s[~fail]
+    i, champ = f["i"][idx], f["champ"][idx]
+    win, lose = s > 0, s < 0
+    f["alive"][idx[win], champ[win]] = False
+    f["champ"][idx[win]] = i[win]
+    f["alive"][idx[lose], i[lose]] = False
+    f["i"][idx] = i + 1
+    _dbl_next(f, idx)
+
+
+def best_expert(delta: float = 0.05, *, max_queries: int | None = None, schedule: str = "adaptive",
+                method: str = "doubling", first_cap: int = 8) -> Learner:
     r"""Identify the best expert by a max search over adaptive pairwise comparisons.
 
     Parameters
     ----------
-    means, delta, sigma, n_reps, seed, rep_offset, max_queries, schedule
+    delta, max_queries, schedule
         As in :func:`~expertlab.bandits.active_ranking`.
     method : {"doubling", "sequential"}
         ``"doubling"``: the max search with doubling query caps (below).
@@ -118,9 +127,13 @@ def best_expert(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: int =
 
     Returns
     -------
-    ActiveRankingResult
-        ``ranking`` holds the returned expert; ``n_comparisons`` counts every
-        (possibly truncated) comparison.
+    Learner
+        A procedure with a stopping time for an
+        :class:`~expertlab.bandits.ExpertTasks` environment.
+        ``final["answer"]`` is the returned expert, shape ``(n_reps,)``
+        (``-1`` where ``max_queries`` ran out); ``env.correct(answer)`` says
+        which are the best; the metric ``comparisons`` counts every
+        (possibly truncated) comparison that made a query.
 
     Notes
     -----
@@ -163,32 +176,28 @@ def best_expert(means, delta: float = 0.05, *, sigma: float = 1.0, n_reps: int =
 
     Examples
     --------
-    >>> from expertlab.bandits import best_expert, one_task_gap_means
-    >>> res = best_expert(one_task_gap_means(5, 4, gap=1.0), n_reps=20, seed=0)
-    >>> int(res.truth), bool(res.correct.all())
+    >>> from expertlab import sim
+    >>> from expertlab.bandits import best_expert, expert_tasks, one_task_gap_means
+    >>> env = expert_tasks(one_task_gap_means(5, 4, gap=1.0))
+    >>> res = sim.run(best_expert(), env, horizon=10_000, n_reps=20, seed=0)
+    >>> env.best, bool(env.correct(res.final["answer"]).all())
     (0, True)
     """
-    M = _check_means(means, 2)
-    delta, sigma, n_reps, seed_u, rep_offset, max_q, unif = _common(delta, sigma, n_reps, seed, rep_offset,
-                                                                    max_queries, schedule)
+    delta, max_queries = _check_common(delta, max_queries, schedule)
     check_in(method, "method", _METHODS)
     first_cap = check_int(first_cap, "first_cap", minimum=2)
-    n = M.shape[0]
-    log_inv = math.log((n - 1) / delta)
-    best = np.zeros(n_reps, dtype=np.int64)
-    queries = np.zeros(n_reps, dtype=np.int64)
-    comps = np.zeros(n_reps, dtype=np.int64)
-    ok = np.zeros(n_reps, dtype=np.bool_)
-    t0 = time.perf_counter()
-    with np.errstate(over="ignore"):
-        if method == "doubling":
-            _doubling_kernel(M, log_inv, sigma, seed_u, rep_offset, max_q, unif, first_cap, best, queries, comps, ok)
-        else:
-            _sequential_kernel(M, log_inv, sigma, seed_u, rep_offset, max_q, unif, best, queries, comps, ok)
-    wall = time.perf_counter() - t0
-    truth = np.int64(_true_ranking(M)[0])
-    return ActiveRankingResult(best, truth, ok & (best == truth), ok, queries, comps, delta, sigma, int(seed_u),
-                               rep_offset, wall)
+    params = {"delta": delta, "schedule": schedule, "method": method}
+    if method == "doubling":
+        params["first_cap"] = first_cap
+    if max_queries != _NO_BUDGET:
+        params["max_queries"] = max_queries
+    log_inv = lambda n, d: math.log((n - 1) / d)  # noqa: E731
+    if method == "doubling":
+        proc = _Procedure("best_expert", log_inv, lambda f, idx: _dbl_start(f, idx, first_cap), _dbl_result,
+                          _champ_answer)
+    else:
+        proc = _Procedure("best_expert", log_inv, _seq_start, _seq_result, _champ_answer)
+    return _query_learner(proc, delta, max_queries, schedule, params)
 
 
 def cluster_below_best_means(n_experts: int, n_tasks: int, gap: float, cluster_gap: float) -> np.ndarray:

@@ -1,9 +1,13 @@
-r"""Building blocks of PASCombUCB: the problem record, the LIL radius, absolutely safe sizes, enumeration, GreedySplit.
+r"""The safe combinatorial semi-bandit environment and the building blocks of PASCombUCB.
 
-The scalar pieces (:func:`_cr`, :func:`_split`) are Numba functions shared by
-the kernel of :mod:`expertlab.bandits._pascombucb`; the public wrappers take
-and return plain Python/NumPy values.  Only exact enumeration of the super
-arms is provided (at most 200 000 of them); no approximate oracle.
+:class:`SafeCombInstance` is the environment (feedback kind
+``"semi-bandit"``): the learner pulls a super arm, a set of at most ``K``
+items, and sees the sample of every pulled item.  The building blocks (LIL
+radius, absolutely safe sizes, enumeration of the super arms, GreedySplit)
+are shared by :func:`~expertlab.bandits.pascombucb` and :func:`~expertlab.bandits.cucb`; the
+scalar pieces (``_cr``, ``_split``) are Numba functions that the
+compiled fast path calls; the public wrappers take and return plain
+Python/NumPy values.
 """
 
 from __future__ import annotations
@@ -11,32 +15,107 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 from numba import njit
 
+from .._backend import get_namespace
+from .._random import uniform
 from .._validation import check_float, check_int, check_open_unit
+from ..sim._protocol import EnvSpec, Environment, Metric
 
-__all__ = ["SafeCombInstance", "safe_comb_instance", "lil_radius", "absolutely_safe_size", "super_arms",
-           "greedy_split"]
+__all__ = ["SafeCombInstance", "SuperArm", "safe_comb_instance", "lil_radius", "absolutely_safe_size", "super_arms",
+           "greedy_split", "n_super_arms"]
 
 _C_LIL = 1.0 + math.sqrt(0.5)
 _MAX_SUPER_ARMS = 200_000
 
 
+def _ns(a):
+    """The array namespace of ``a``: NumPy itself for NumPy arrays (the wrapper costs more than a small step)."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
 # --------------------------------------------------------------------------
-# instances
+# the environment
 
 
-@dataclasses.dataclass(frozen=True)
-class SafeCombInstance:
-    """A safe combinatorial semi-bandit: item means and variances, budget and cardinality.
+class SuperArm(NamedTuple):
+    """A semi-bandit learner's action: the items pulled this round.
+
+    Attributes
+    ----------
+    items : int array, shape (n_reps, k)
+        The pulled items of each replication, in the learner's order, padded
+        with ``-1``.
+    n_possible : int array, shape (n_reps,), or None
+        What the learner reports for the metric ``possibly_safe``: the size of
+        the possibly safe set its current choice came from (``-1`` when it
+        does not list that set).
+    """
+
+    items: Any
+    n_possible: Any = None
+
+
+def n_super_arms(n_items: int, k: int) -> int:
+    r"""Number of super arms of 1 to ``k`` items out of ``n_items``: :math:`\sum_{s=1}^{k}\binom{L}{s}`."""
+    return sum(math.comb(n_items, s) for s in range(1, k + 1))
+
+
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class SafeCombInstance(Environment):
+    r"""A safe combinatorial semi-bandit: item means and variances, budget and cardinality.
 
     Samples of item ``i`` are ``b_i * Bernoulli(p_i)`` with
     ``b_i = (mu_i**2 + var_i) / mu_i`` and ``p_i = mu_i**2 / (mu_i**2 + var_i)``:
     a scaled two-point law on ``{0, b_i}`` with mean ``mu_i`` and variance
     ``var_i`` exactly, supported in ``[0, 1]`` (so 1/2-sub-Gaussian) whenever
-    ``var_i <= mu_i (1 - mu_i)``.  Build it with :func:`safe_comb_instance`.
+    ``var_i <= mu_i (1 - mu_i)``.  Item ``i``'s sample in round ``t`` is
+    ``b_i`` when uniform draw ``i`` of the round's environment key is below
+    ``p_i``: a pure function of ``(seed, replication, t, i)``, whichever
+    items are pulled.  Build it with :func:`safe_comb_instance`.
+
+    A super arm :math:`A` (at most ``k`` items) is *safe* when
+    :math:`\sum_{i \in A}\sigma_i^2 \le \bar\sigma^2` (``budget``).
+
+    Attributes
+    ----------
+    means, variances : ndarray, shape (n_items,)
+    budget : float
+    k : int
+    variance_bound : float
+        Known upper bound :math:`\sigma^2` on every variance.
+    delta : float
+        Allowed probability of ever pulling an unsafe super arm.
+    best_safe_arm : tuple of int
+        :math:`A^\star`: by enumeration (first maximiser in size-then-
+        lexicographic order) up to 200 000 super arms, else by a 0/1 program.
+    best_safe_mean : float
+        :math:`\mu(A^\star)`.
+
+    Notes
+    -----
+    Feedback kind ``"semi-bandit"``, unit ``"round"``.  ``spec.n_actions``
+    is the number of super arms; ``spec.info`` tells the learner
+    ``n_items``, ``k``, ``budget``, ``variance_bound`` and ``delta`` (never
+    the means or variances).  The learner's ``act`` returns a
+    :class:`SuperArm`; the feedback is the ``(n_reps, k)`` array of the
+    pulled items' samples, aligned with ``SuperArm.items`` (0 on padding).
+
+    Metrics (``regret`` and ``violations`` by default):
+
+    ``regret``
+        :math:`\sum_{s \le t} (\mu(A^\star) - \mu(A_s))` against the best
+        safe super arm :math:`A^\star` (``best_safe_arm``), one term per
+        pull.  ``final["pulls"]``: samples of each item, int64
+        ``(n_reps, n_items)``.
+    ``violations``
+        Pulls so far of super arms whose true variance sum exceeds the budget.
+    ``possibly_safe``
+        The learner's latest ``SuperArm.n_possible`` (the size of its possibly
+        safe set; ``-1`` where it reports none).
     """
 
     means: np.ndarray
@@ -45,14 +124,104 @@ class SafeCombInstance:
     k: int
     variance_bound: float = 0.25
     delta: float = 0.05
+    best_safe_arm: tuple = ()
+    best_safe_mean: float = float("nan")
+    name: str = "safe_comb"
+
+    default_metrics = ("regret", "violations")
 
     @property
     def n_items(self) -> int:
         return int(self.means.size)
 
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return {"means": self.means, "variances": self.variances, "budget": self.budget, "k": self.k,
+                "variance_bound": self.variance_bound, "delta": self.delta}
+
+    @property
+    def spec(self) -> EnvSpec:
+        return EnvSpec(feedback="semi-bandit", unit="round", n_actions=n_super_arms(self.n_items, self.k),
+                       info={"n_items": self.n_items, "k": self.k, "budget": self.budget,
+                             "variance_bound": self.variance_bound, "delta": self.delta})
+
+    @property
+    def two_point(self):
+        """``(b, p)``: the support top and the probability of the two-point law of every item."""
+        mu, var = self.means, self.variances
+        return np.where(mu > 0, (mu * mu + var) / mu, 0.0), mu * mu / (mu * mu + var)
+
+    def reset(self, n_reps, keys, xp):
+        b, p = self.two_point
+        return tuple(xp.asarray(a) for a in (self.means, self.variances, b, p))
+
+    def step(self, env_state, action, t, keys):
+        if not isinstance(action, SuperArm):
+            raise TypeError(f"a semi-bandit learner's act must return a SuperArm(items, n_possible), "
+                            f"got {type(action).__name__}")
+        mu, var, b, p = env_state
+        xp = _ns(keys)
+        items = action.items
+        if items.ndim != 2 or items.shape[0] != keys.shape[0] or items.shape[1] > self.k:
+            raise ValueError(f"SuperArm.items must have shape (n_reps, <= {self.k}), got {items.shape}")
+        valid = items >= 0
+        ii = xp.where(valid, items, 0)
+        u = uniform(keys[:, None], xp.astype(ii, xp.uint64))
+        x = xp.where(valid & (u < p[ii]), b[ii], 0.0)
+        m = xp.zeros(keys.shape[0])
+        v = xp.zeros(keys.shape[0])
+        for j in range(items.shape[1]):  # sums in the pulled order (the compiled path's order)
+            m = m + xp.where(valid[:, j], mu[ii[:, j]], 0.0)
+            v = v + xp.where(valid[:, j], var[ii[:, j]], 0.0)
+        info = {"items": items, "valid": valid, "mean": m, "var": v, "n_possible": action.n_possible}
+        return env_state, x, info
+
+    def available_metrics(self) -> Mapping[str, Metric]:
+        return {"regret": _regret_metric(self), "violations": _violation_metric(self.budget),
+                "possibly_safe": _possible_metric()}
+
+
+def _regret_metric(env) -> Metric:
+    best = float(env.best_safe_mean)
+
+    def init(n_reps, xp):
+        return {"reg": xp.zeros(n_reps), "pulls": xp.zeros((n_reps, env.n_items), dtype=xp.int64)}
+
+    def update(acc, info, t):
+        xp = _ns(info["mean"])
+        pulls = acc["pulls"] + 0
+        rows = xp.arange(pulls.shape[0])
+        for j in range(info["items"].shape[1]):
+            it = info["items"][:, j]
+            ok = info["valid"][:, j]
+            pulls[rows[ok], it[ok]] += 1
+        return {"reg": acc["reg"] + (best - info["mean"]), "pulls": pulls}
+
+    return Metric("regret", init, update, lambda acc: acc["reg"], lambda acc: {"pulls": acc["pulls"]})
+
+
+def _violation_metric(budget) -> Metric:
+    def init(n_reps, xp):
+        return xp.zeros(n_reps, dtype=xp.int64)
+
+    return Metric("violations", init, lambda acc, info, t: acc + (info["var"] > budget), lambda acc: acc)
+
+
+def _possible_metric() -> Metric:
+    def init(n_reps, xp):
+        return xp.full(n_reps, -1, dtype=xp.int64)
+
+    def update(acc, info, t):
+        n = info["n_possible"]
+        if n is None:
+            raise ValueError("metric 'possibly_safe' needs SuperArm.n_possible, and this learner reports None")
+        return n + 0
+
+    return Metric("possibly_safe", init, update, lambda acc: acc)
+
 
 def safe_comb_instance(means, variances, budget, k, *, variance_bound=0.25, delta=0.05) -> SafeCombInstance:
-    """Validate and build a :class:`SafeCombInstance`.
+    """Validate and build a :class:`SafeCombInstance` (the environment).
 
     Parameters
     ----------
@@ -67,6 +236,12 @@ def safe_comb_instance(means, variances, budget, k, *, variance_bound=0.25, delt
         Known upper bound ``sigma^2`` on every item variance, in ``(0, 1/4]``.
     delta : float
         Allowed probability of ever pulling an unsafe super arm, in ``(0, 1)``.
+
+    Examples
+    --------
+    >>> env = safe_comb_instance([0.5, 0.4, 0.3], [0.2, 0.2, 0.1], budget=0.35, k=2)
+    >>> env.best_safe_arm, round(env.best_safe_mean, 12), env.spec.n_actions
+    ((0, 2), 0.8, 6)
     """
     means = _vector(means, "means")
     variances = _vector(variances, "variances")
@@ -90,8 +265,38 @@ def safe_comb_instance(means, variances, budget, k, *, variance_bound=0.25, delt
                          f"absolutely safe; with budget={budget} no super arm can be certified safe")
     means.flags.writeable = False
     variances.flags.writeable = False
-    return SafeCombInstance(means=means, variances=variances, budget=budget, k=k,
-                            variance_bound=variance_bound, delta=delta)
+    if n_super_arms(means.size, k) <= _MAX_SUPER_ARMS:
+        best, arg = _best_safe(means, variances, budget, super_arms(means.size, k))
+    else:
+        best, arg = _best_safe_milp(means, variances, budget, k)
+    return SafeCombInstance(means=means, variances=variances, budget=budget, k=k, variance_bound=variance_bound,
+                            delta=delta, best_safe_arm=arg, best_safe_mean=best)
+
+
+def _best_safe(means, variances, budget, arms):
+    """The first best safe super arm of ``arms`` (size-then-lexicographic order)."""
+    valid = arms >= 0
+    ii = np.where(valid, arms, 0)
+    m = np.zeros(arms.shape[0])
+    v = np.zeros(arms.shape[0])
+    for j in range(arms.shape[1]):
+        m = m + np.where(valid[:, j], means[ii[:, j]], 0.0)
+        v = v + np.where(valid[:, j], variances[ii[:, j]], 0.0)
+    a = int(np.argmax(np.where(v <= budget, m, -np.inf)))
+    return float(m[a]), tuple(int(i) for i in arms[a][valid[a]])
+
+
+def _best_safe_milp(means, variances, budget, k):
+    """The best safe super arm by a 0/1 program (HiGHS): max mu.x, sum x <= k, var.x <= budget."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    L = means.size
+    cons = LinearConstraint(np.vstack([np.ones(L), variances]), -np.inf, [k, budget])
+    res = milp(-means, constraints=cons, integrality=np.ones(L), bounds=Bounds(0, 1))
+    if not res.success:  # pragma: no cover - every single item is safe, so the program is feasible
+        raise RuntimeError(f"the best-safe-arm program failed: {res.message}")
+    arg = tuple(int(i) for i in np.flatnonzero(res.x > 0.5))
+    return float(means[list(arg)].sum()), arg
 
 
 def _vector(a, name):

@@ -7,26 +7,32 @@ arm :math:`k` returns :math:`x_k^\top\theta + \eta_k + \sigma z` with
 the set :math:`G_\varepsilon = \{k : \mu_k \ge \max_j \mu_j - \varepsilon\}`
 with probability at least :math:`1 - \delta`, using as few pulls as possible.
 
-Replications advance together: each phase is one batched step over the
-replications that have not stopped (designs, pulls, estimates and the
-accept/reject rules are array code over the replication axis).  Randomness
-is a pure function of ``(seed, replication, phase, arm)``.
+The arms are the environment :class:`LinearArms` (feedback kind
+``"linear"``, unit ``"batch"``); :func:`linfact` and the unstructured
+baseline :func:`unstructured_all_eps_good` are :class:`expertlab.sim.Learner`
+records with a stopping time, run by :func:`expertlab.sim.run`.  One step
+is one phase: the learner sends the number of pulls of every arm, the
+environment returns the sums of their rewards.  Replications advance
+together (designs, estimates and the accept/reject rules are array code over
+the replication axis; replications with the same undecided sets share one
+design); the rewards are a pure function of ``(seed, replication, phase,
+arm)``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from .._random import rep_key, round_key, seed_to_uint64
 from .._validation import check_float, check_int, check_open_unit
-from ..sim._variates import normal
+from ..sim._protocol import EnvSpec, Environment, Learner, Metric
+from ..sim._variates import normal_array
 
-__all__ = ["LinFACTResult", "linfact", "unstructured_all_eps_good", "xy_optimal_design", "eps_good_set",
-           "two_level_linear_arms"]
+__all__ = ["LinearArms", "LinFACTState", "linear_arms", "linfact", "unstructured_all_eps_good", "xy_optimal_design",
+           "eps_good_set", "two_level_linear_arms"]
 
 
 # ---------------------------------------------------------------------------
@@ -141,47 +147,7 @@ def _fw(X, P, n_iter, temperature=20.0):
 
 
 # ---------------------------------------------------------------------------
-# LinFACT
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class LinFACTResult:
-    """Outcome of :func:`linfact` / :func:`unstructured_all_eps_good`.
-
-    Attributes
-    ----------
-    selected : ndarray of bool, shape (n_reps, n_arms)
-        The returned set (accepted arms).
-    truth : ndarray of bool, shape (n_arms,)
-        The true :math:`\\varepsilon`-good set.
-    correct : ndarray of bool, shape (n_reps,)
-        ``selected == truth`` (and the run finished).
-    finished : ndarray of bool, shape (n_reps,)
-        False where ``max_phases`` ran out with arms still undecided.
-    n_samples : ndarray of int, shape (n_reps,)
-        Pulls used.
-    n_phases : ndarray of int, shape (n_reps,)
-    eps, delta, sigma, misspecification : float
-    seed : int
-    wall_time : float
-    """
-
-    selected: np.ndarray
-    truth: np.ndarray
-    correct: np.ndarray
-    finished: np.ndarray
-    n_samples: np.ndarray
-    n_phases: np.ndarray
-    eps: float
-    delta: float
-    sigma: float
-    misspecification: float
-    seed: int
-    wall_time: float
-
-    @property
-    def success_rate(self) -> float:
-        return float(self.correct.mean())
+# the environment
 
 
 def eps_good_set(means, eps: float) -> np.ndarray:
@@ -212,35 +178,300 @@ def _check_arms(arms):
     return X
 
 
-def linfact(arms, theta, eps: float, delta: float = 0.05, *, sigma: float = 1.0, misspecification=None,
-            n_reps: int = 100, seed=0, rep_offset: int = 0, max_phases: int = 30,
-            n_design_iter: int = 200) -> LinFACTResult:
-    r"""LinFACT: phased elimination with XY-optimal designs for all :math:`\varepsilon`-best arms.
+#: Longest run: phase r has accuracy 2^-r, and the pull counts overflow int64 soon after r = 30.
+MAX_PHASES = 60
+
+
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class LinearArms(Environment):
+    r"""Arms with features in :math:`\mathbb R^d` and means linear in them (up to a misspecification).
+
+    Build it with :func:`linear_arms`.  A step is one *batch* of pulls: the
+    learner sends ``counts``, an int array ``(n_reps, n_arms)``, and the
+    feedback is the ``(n_reps, n_arms)`` array of the sums of the rewards,
+    :math:`n_k \mu_k + \sigma\sqrt{n_k}\, z_k` with :math:`z_k` the
+    standard normal draw ``k`` of the round's environment key (the sum of
+    :math:`n_k` Gaussian rewards drawn as one variable with the same law).
+    ``spec.info`` tells the learner ``arms`` (the features), ``sigma`` and
+    ``misspecification`` (the bound :math:`\varepsilon_m = \max_k
+    |\eta_k|`, 0 for a linear model); never :math:`\theta`.
+
+    Attributes
+    ----------
+    arms : ndarray, shape (n_arms, d)
+    theta : ndarray, shape (d,)
+    misspecification : ndarray, shape (n_arms,)
+        :math:`\eta_k` (zeros in the linear model).
+    sigma : float
+
+    Notes
+    -----
+    Metric ``samples`` (the default): pulls so far.  The oracles
+    ``mean_rewards``, ``good_set(eps)`` and ``correct(answer, eps)`` give the
+    truth the answers are checked against.
+    """
+
+    arms: np.ndarray
+    theta: np.ndarray
+    misspecification: np.ndarray
+    sigma: float = 1.0
+    misspecified: bool = False
+    name: str = "linear_arms"
+
+    default_metrics = ("samples",)
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        out = {"arms": self.arms, "theta": self.theta, "sigma": self.sigma}
+        if self.misspecified:
+            out["misspecification"] = self.misspecification
+        return out
+
+    @property
+    def n_arms(self) -> int:
+        return int(self.arms.shape[0])
+
+    @property
+    def mean_rewards(self) -> np.ndarray:
+        r""":math:`\mu_k = x_k^\top\theta + \eta_k`."""
+        return self.arms @ self.theta + self.misspecification
+
+    @property
+    def spec(self) -> EnvSpec:
+        eps_m = float(np.abs(self.misspecification).max()) if self.misspecified else 0.0
+        return EnvSpec(feedback="linear", unit="batch", n_actions=self.n_arms, max_horizon=MAX_PHASES,
+                       info={"arms": self.arms, "sigma": self.sigma, "misspecification": eps_m})
+
+    def good_set(self, eps: float) -> np.ndarray:
+        r"""The :math:`\varepsilon`-good set :math:`G_\varepsilon` (bool ``(n_arms,)``)."""
+        return eps_good_set(self.mean_rewards, eps)
+
+    def correct(self, answer, eps: float) -> np.ndarray:
+        r"""Which returned sets (bool ``(n_reps, n_arms)``) equal :math:`G_\varepsilon`."""
+        ans = np.asarray(answer, dtype=bool)
+        if ans.ndim != 2 or ans.shape[1] != self.n_arms:
+            raise ValueError(f"answer must be a (n_reps, {self.n_arms}) boolean set, got shape {ans.shape}")
+        return np.all(ans == self.good_set(eps)[None, :], axis=1)
+
+    def reset(self, n_reps, keys, xp):
+        return xp.asarray(self.mean_rewards)
+
+    def step(self, mu, counts, t, keys):
+        n_reps = keys.shape[0]
+        counts = np.asarray(counts)
+        if counts.shape != (n_reps, self.n_arms) or counts.dtype.kind not in "iu":
+            raise ValueError(f"a linear learner's act must return integer pull counts of shape "
+                             f"({n_reps}, {self.n_arms}), got {counts.dtype} {counts.shape}")
+        z = normal_array(np, keys[:, None], np.arange(self.n_arms, dtype=np.uint64)[None, :])
+        S = counts * mu[None, :] + self.sigma * np.sqrt(counts) * z
+        return mu, S, {"samples": counts.sum(axis=1)}
+
+    def available_metrics(self) -> Mapping[str, Metric]:
+        def init(n_reps, xp):
+            return xp.zeros(n_reps, dtype=xp.int64)
+
+        return {"samples": Metric("samples", init, lambda acc, info, t: acc + info["samples"], lambda acc: acc)}
+
+
+def linear_arms(arms, theta, *, sigma: float = 1.0, misspecification=None) -> LinearArms:
+    r"""Linear arms :math:`\mu_k = x_k^\top\theta + \eta_k` with Gaussian rewards: :class:`LinearArms`.
 
     Parameters
     ----------
     arms : array, shape (n_arms, d)
-        Arm features, spanning :math:`\mathbb R^d`.
+        Arm features, spanning :math:`\mathbb R^d` (``np.eye(K)`` gives
+        unstructured arms with means ``theta``).
     theta : array, shape (d,)
-        The true parameter (the instance; the learner never reads it).
+        The true parameter (the learner never reads it).
+    sigma : float
+        Standard deviation of the Gaussian reward noise (known to the learner).
+    misspecification : array, shape (n_arms,), optional
+        Deviations :math:`\eta_k` of the means from the linear model; the
+        learner is told only :math:`\varepsilon_m = \max_k |\eta_k|`.
+
+    Examples
+    --------
+    >>> env = linear_arms(np.eye(3), [1.0, 0.9, 0.2])
+    >>> env.good_set(0.3).tolist(), env.spec.feedback
+    ([True, True, False], 'linear')
+    """
+    X = _check_arms(arms)
+    K, d = X.shape
+    th = np.asarray(theta, dtype=np.float64)
+    if th.shape != (d,) or not np.all(np.isfinite(th)):
+        raise ValueError(f"theta must be a finite vector of shape ({d},), got shape {th.shape}")
+    sigma = check_float(sigma, "sigma", positive=True)
+    if misspecification is None:
+        eta = np.zeros(K)
+    else:
+        eta = np.asarray(misspecification, dtype=np.float64)
+        if eta.shape != (K,) or not np.all(np.isfinite(eta)):
+            raise ValueError(f"misspecification must be a finite vector of shape ({K},), got shape {eta.shape}")
+    for a in (X, th, eta):
+        a.flags.writeable = False
+    return LinearArms(arms=X, theta=th, misspecification=eta, sigma=sigma, misspecified=misspecification is not None)
+
+
+# ---------------------------------------------------------------------------
+# LinFACT and the unstructured baseline
+
+
+class LinFACTState(NamedTuple):
+    r"""State of :func:`linfact` and :func:`unstructured_all_eps_good` (leading axis: replications).
+
+    Attributes
+    ----------
+    undecided, rejected, accepted : bool array, shape (n_reps, n_arms)
+    rho, n_r : array, shape (n_reps,)
+        The design value :math:`\rho_r` and sample size :math:`N_r` of the
+        phase in progress.
+    phase : int array, shape (n_reps,)
+        Phases run.
+    static : tuple
+        Constants from the spec (features, noise level, misspecification bound).
+    """
+
+    undecided: Any
+    rejected: Any
+    accepted: Any
+    rho: Any
+    n_r: Any
+    phase: Any
+    static: Any
+
+
+class _LStatic(NamedTuple):
+    X: np.ndarray
+    sigma: float
+    eps_m: float
+
+
+def _lone(U, rej):
+    """An undecided arm whose every comparator is rejected is the last one standing: the best."""
+    lone = U & ((~rej).sum(axis=1) == 1)[:, None]
+    return U & ~lone, lone
+
+
+def _eliminator(name, eps, delta, design, estimate, params, structured) -> Learner:
+    """The phased accept/reject learner shared by LinFACT and the unstructured baseline."""
+
+    def check_spec(spec):
+        if "sigma" not in spec.info or (structured and "arms" not in spec.info):
+            raise ValueError(f"{name} needs spec.info entries 'arms' and 'sigma' (run it on a LinearArms "
+                             "environment, linear_arms(arms, theta))")
+
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps = check_int(n_reps, "n_reps")
+        check_spec(spec)
+        X = np.asarray(spec.arms, dtype=np.float64) if structured else np.eye(spec.n_actions)
+        eps_m = float(spec.info.get("misspecification", 0.0)) if structured else 0.0
+        K = int(spec.n_actions)
+        U = np.ones((n_reps, K), dtype=bool)
+        return LinFACTState(undecided=U, rejected=np.zeros_like(U), accepted=np.zeros_like(U),
+                            rho=np.zeros(n_reps), n_r=np.zeros(n_reps), phase=np.zeros(n_reps, dtype=np.int64),
+                            static=_LStatic(X, float(spec.sigma), eps_m))
+
+    def act(state, obs=None, keys=None):
+        U, rej = state.undecided, state.rejected
+        n_reps, K = U.shape
+        counts = np.zeros((n_reps, K), dtype=np.int64)
+        rho = np.zeros(n_reps)
+        N_r = np.zeros(n_reps)
+        live = np.flatnonzero(U.any(axis=1))
+        if live.size:
+            r = int(state.phase[live[0]]) + 1  # every live replication is in the same phase
+            eps_r = 2.0 ** -r
+            delta_r = 6.0 * delta / (math.pi ** 2 * r * r)
+            eye = np.eye(K, dtype=bool)
+            P = U[live][:, :, None] & ~rej[live][:, None, :] & ~eye
+            lam, rho_l = design(state.static.X, P)
+            n_pairs = P.reshape(live.size, -1).sum(axis=1)
+            N_l = np.ceil(2.0 * state.static.sigma ** 2 * rho_l / eps_r ** 2 * np.log(2.0 * n_pairs / delta_r))
+            counts[live] = np.ceil(lam * N_l[:, None] - 1e-9).astype(np.int64)
+            rho[live], N_r[live] = rho_l, N_l
+        return counts, state._replace(rho=rho, n_r=N_r)
+
+    def update(state, counts, S, keys=None):
+        U, rej, acc = state.undecided.copy(), state.rejected.copy(), state.accepted.copy()
+        n_reps, K = U.shape
+        phase = state.phase.copy()
+        live = np.flatnonzero(U.any(axis=1))
+        if S.shape != (n_reps, K):
+            raise ValueError(f"feedback must have shape ({n_reps}, {K}), got {S.shape}")
+        if live.size:
+            st = state.static
+            r = int(phase[live[0]]) + 1
+            eps_r = 2.0 ** -r
+            eye = np.eye(K, dtype=bool)
+            mu_hat = estimate(st.X, counts[live], S[live])
+            width = np.full((live.size, 1, 1), eps_r)
+            if st.eps_m > 0:
+                rho, N_r = state.rho[live], state.n_r[live]
+                width = width + st.eps_m * (2.0 + np.sqrt(rho * (N_r + K) / N_r))[:, None, None]
+            Ul, Nset = U[live], ~rej[live]
+            dif = mu_hat[:, None, :] - mu_hat[:, :, None]          # dif[r, i, j] = mu_hat_j - mu_hat_i
+            Nm = Nset[:, None, :] & ~eye
+            reject = Ul & np.any(Nm & (dif - width > eps), axis=2)
+            accept = Ul & ~reject & np.all(~Nm | (dif + width <= eps), axis=2)
+            if st.eps_m > 0:  # below the misspecification floor: keep every arm still undecided
+                accept |= (eps_r < width[:, 0, :] - eps_r) & Ul & ~reject
+            rej[live] |= reject
+            acc[live] |= accept
+            U[live] &= ~(reject | accept)
+            phase[live] = r
+        U, lone = _lone(U, rej)
+        acc |= lone
+        return state._replace(undecided=U, rejected=rej, accepted=acc, phase=phase)
+
+    def done(state):
+        return ~state.undecided.any(axis=1)
+
+    def answer(state):
+        return state.accepted
+
+    return Learner(name=name, feedback="linear", init=init, act=act, update=update, params=params, done=done,
+                   answer=answer, check_spec=check_spec)
+
+
+def _linfact_design(n_design_iter):
+    def design(X, P):
+        # replications with the same undecided and comparator sets share one design
+        packed = np.packbits(P.reshape(P.shape[0], -1), axis=1)
+        _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+        lam, rho = _fw(X, P[first], n_design_iter)
+        return lam[inverse.ravel()], rho[inverse.ravel()]
+
+    return design
+
+
+def _linfact_estimate(X, counts, S):
+    A = np.einsum("rk,ki,kj->rij", counts.astype(np.float64), X, X)
+    theta_hat = np.linalg.solve(A, np.einsum("ki,rk->ri", X, S)[..., None])[..., 0]
+    return theta_hat @ X.T
+
+
+def linfact(eps: float, delta: float = 0.05, *, n_design_iter: int = 200) -> Learner:
+    r"""LinFACT: phased elimination with XY-optimal designs for all :math:`\varepsilon`-best arms.
+
+    Parameters
+    ----------
     eps : float > 0
         Tolerance :math:`\varepsilon`.
     delta : float in (0, 1)
-    sigma : float
-        Standard deviation of the Gaussian reward noise (known).
-    misspecification : array, shape (n_arms,), optional
-        Deviations :math:`\eta_k` of the means from the linear model; the
-        learner knows only :math:`\varepsilon_m = \max_k |\eta_k|`.
-    n_reps, seed, rep_offset
-        Replications, run together; see :func:`expertlab.sim.run`.
-    max_phases : int
-        Phases before a replication is stopped as unfinished.
     n_design_iter : int
         Frank--Wolfe iterations per design (:func:`xy_optimal_design`).
 
     Returns
     -------
-    LinFACTResult
+    Learner
+        A procedure with a stopping time for a :class:`LinearArms`
+        environment (:func:`linear_arms`, which tells it the features, the
+        noise level and the misspecification bound).  The run's horizon is
+        the largest number of phases (at most 60).  ``final["answer"]`` is
+        the accepted set, bool ``(n_reps, n_arms)``;
+        ``env.correct(answer, eps)`` says which equal :math:`G_\varepsilon`;
+        ``final["stopping_time"]`` counts phases and the metric ``samples``
+        the pulls.
 
     Notes
     -----
@@ -271,9 +502,13 @@ def linfact(arms, theta, eps: float, delta: float = 0.05, *, sigma: float = 1.0,
     least :math:`1 - \delta`, since :math:`\sum_r \delta_r = \delta`) the
     accepted set is exactly :math:`G_\varepsilon`.  Arms with
     :math:`\mu^\star - \mu_k = \varepsilon` exactly are never decided; such
-    instances end at ``max_phases``.
+    runs end at the horizon without stopping.  One step of the run is one
+    phase; the environment draws the sum of the :math:`n_{r,k}` pulls of arm
+    :math:`k` as :math:`n_{r,k}\mu_k + \sigma\sqrt{n_{r,k}} z_k` with
+    :math:`z_k` the normal draw ``k`` of the phase's environment key.
 
-    *Misspecified variant* (``misspecification`` given): the least-squares
+    *Misspecified variant* (the environment's ``misspecification``, of which
+    the learner is told :math:`\varepsilon_m = \max_k |\eta_k|`): the least-squares
     bias adds at most :math:`\varepsilon_m (2 + \sqrt{\rho_r (N_r + K)/N_r})`
     to every difference (Cauchy--Schwarz on :math:`A^{-1}\sum_k n_k x_k
     \eta_k`), so the rules use :math:`\varepsilon_r + w_r` instead of
@@ -304,113 +539,32 @@ def linfact(arms, theta, eps: float, delta: float = 0.05, *, sigma: float = 1.0,
     Examples
     --------
     >>> import numpy as np
-    >>> from expertlab.bandits import linfact
-    >>> res = linfact(np.eye(3), np.array([1.0, 0.9, 0.2]), eps=0.3, n_reps=20, seed=0)
-    >>> res.truth.tolist(), res.success_rate
+    >>> from expertlab import sim
+    >>> from expertlab.bandits import linear_arms, linfact
+    >>> env = linear_arms(np.eye(3), np.array([1.0, 0.9, 0.2]))
+    >>> res = sim.run(linfact(eps=0.3), env, horizon=30, n_reps=20, seed=0)
+    >>> env.good_set(0.3).tolist(), float(env.correct(res.final["answer"], 0.3).mean())
     ([True, True, False], 1.0)
     """
-    X = _check_arms(arms)
-    K, d = X.shape
-    th = np.asarray(theta, dtype=np.float64)
-    if th.shape != (d,) or not np.all(np.isfinite(th)):
-        raise ValueError(f"theta must be a finite vector of shape ({d},), got shape {th.shape}")
     eps = check_float(eps, "eps", positive=True)
-    delta, sigma, n_reps, rep_offset, max_phases = _check_common(delta, sigma, n_reps, rep_offset, max_phases)
+    delta = check_open_unit(delta, "delta")
     n_design_iter = check_int(n_design_iter, "n_design_iter", minimum=0)
-    if misspecification is None:
-        eta = np.zeros(K)
-    else:
-        eta = np.asarray(misspecification, dtype=np.float64)
-        if eta.shape != (K,) or not np.all(np.isfinite(eta)):
-            raise ValueError(f"misspecification must be a finite vector of shape ({K},), got shape {eta.shape}")
-    eps_m = float(np.abs(eta).max()) if misspecification is not None else 0.0
-    mu = X @ th + eta
-
-    def design(P):
-        # replications with the same undecided and comparator sets share one design
-        packed = np.packbits(P.reshape(P.shape[0], -1), axis=1)
-        _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
-        lam, rho = _fw(X, P[first], n_design_iter)
-        return lam[inverse.ravel()], rho[inverse.ravel()]
-
-    def estimate(counts, S):
-        A = np.einsum("rk,ki,kj->rij", counts.astype(np.float64), X, X)
-        theta_hat = np.linalg.solve(A, np.einsum("ki,rk->ri", X, S)[..., None])[..., 0]
-        return theta_hat @ X.T
-
-    return _eliminate(mu, eps, delta, sigma, eps_m, n_reps, seed, rep_offset, max_phases, design, estimate)
+    return _eliminator("linfact", eps, delta, _linfact_design(n_design_iter), _linfact_estimate,
+                       {"eps": eps, "delta": delta, "n_design_iter": n_design_iter}, structured=True)
 
 
-def _eliminate(mu, eps, delta, sigma, eps_m, n_reps, seed, rep_offset, max_phases, design, estimate):
-    """The phased accept/reject loop shared by LinFACT and the unstructured baseline."""
-    K = mu.size
-    seed_u = seed_to_uint64(seed)
-    truth = eps_good_set(mu, eps)
-    t0 = time.perf_counter()
-    with np.errstate(over="ignore"):
-        rk = rep_key(np.uint64(seed_u), np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64))
-    U = np.ones((n_reps, K), dtype=bool)          # undecided
-    rej = np.zeros((n_reps, K), dtype=bool)
-    acc = np.zeros((n_reps, K), dtype=bool)
-    n_samples = np.zeros(n_reps, dtype=np.int64)
-    n_phases = np.zeros(n_reps, dtype=np.int64)
-    eye = np.eye(K, dtype=bool)
-    arm_idx = np.arange(K, dtype=np.uint64)
-    for r in range(1, max_phases + 1):
-        # an undecided arm whose every comparator is rejected is the last one standing: the best
-        lone = U & ((~rej).sum(axis=1) == 1)[:, None]
-        acc |= lone
-        U &= ~lone
-        live = np.flatnonzero(U.any(axis=1))
-        if live.size == 0:
-            break
-        eps_r = 2.0 ** -r
-        delta_r = 6.0 * delta / (math.pi ** 2 * r * r)
-        Nset = ~rej[live]
-        Ul = U[live]
-        P = Ul[:, :, None] & Nset[:, None, :] & ~eye
-        lam, rho = design(P)
-        n_pairs = P.reshape(live.size, -1).sum(axis=1)
-        N_r = np.ceil(2.0 * sigma ** 2 * rho / eps_r ** 2 * np.log(2.0 * n_pairs / delta_r))
-        counts = np.ceil(lam * N_r[:, None] - 1e-9).astype(np.int64)
-        # the pulls of arm k in phase r sum to n mu_k + sigma sqrt(n) z, z drawn from key (rep, phase, arm)
-        with np.errstate(over="ignore"):
-            z = normal(round_key(rk[live][:, None], np.uint64(r)), arm_idx[None, :])
-        S = counts * mu[None, :] + sigma * np.sqrt(counts) * z
-        mu_hat = estimate(counts, S)
-        width = np.full((live.size, 1, 1), eps_r)
-        if eps_m > 0:
-            width = width + eps_m * (2.0 + np.sqrt(rho * (N_r + K) / N_r))[:, None, None]
-        dif = mu_hat[:, None, :] - mu_hat[:, :, None]          # dif[r, i, j] = mu_hat_j - mu_hat_i
-        Nm = Nset[:, None, :] & ~eye
-        reject = Ul & np.any(Nm & (dif - width > eps), axis=2)
-        accept = Ul & ~reject & np.all(~Nm | (dif + width <= eps), axis=2)
-        if eps_m > 0:  # below the misspecification floor: keep every arm still undecided
-            accept |= (eps_r < width[:, 0, :] - eps_r) & Ul & ~reject
-        rej[live] |= reject
-        acc[live] |= accept
-        U[live] &= ~(reject | accept)
-        n_samples[live] += counts.sum(axis=1)
-        n_phases[live] = r
-    wall = time.perf_counter() - t0
-    finished = ~U.any(axis=1)
-    correct = finished & np.all(acc == truth[None, :], axis=1)
-    return LinFACTResult(acc, truth, correct, finished, n_samples, n_phases, eps, delta, sigma, eps_m,
-                         int(seed_u), wall)
-
-
-def unstructured_all_eps_good(means, eps: float, delta: float = 0.05, *, sigma: float = 1.0, n_reps: int = 100,
-                              seed=0, rep_offset: int = 0, max_phases: int = 30) -> LinFACTResult:
+def unstructured_all_eps_good(eps: float, delta: float = 0.05) -> Learner:
     r"""The unstructured baseline: LinFACT's elimination with one independent parameter per arm.
 
     The same phases, confidence levels and accept/reject rules as
-    :func:`linfact`, with independent arms: each phase samples every arm
-    involved in a pair of :math:`\mathcal Y_r` equally, :math:`4\sigma^2
-    \varepsilon_r^{-2}\ln(2|\mathcal Y_r|/\delta_r)` times (the uniform
-    design is the XY design of features :math:`e_k` restricted to those
-    arms, with :math:`\rho_r = 2m`), and estimates each mean by its own
-    average.  Keyword arguments ``sigma``, ``n_reps``, ``seed``,
-    ``rep_offset``, ``max_phases`` as in :func:`linfact`.
+    :func:`linfact`, with independent arms (the features are ignored): each
+    phase samples every arm involved in a pair of :math:`\mathcal Y_r`
+    equally, :math:`4\sigma^2 \varepsilon_r^{-2}\ln(2|\mathcal
+    Y_r|/\delta_r)` times (the uniform design is the XY design of features
+    :math:`e_k` restricted to those arms, with :math:`\rho_r = 2m`), and
+    estimates each mean by its own average.  It runs on any
+    :class:`LinearArms` environment (``linear_arms(np.eye(K), means)`` for
+    plain Gaussian arms) and ignores a misspecification bound.
 
     References
     ----------
@@ -419,36 +573,27 @@ def unstructured_all_eps_good(means, eps: float, delta: float = 0.05, *, sigma: 
 
     Examples
     --------
-    >>> from expertlab.bandits import unstructured_all_eps_good
-    >>> unstructured_all_eps_good([1.0, 0.9, 0.2], eps=0.3, n_reps=10, seed=0).success_rate
+    >>> import numpy as np
+    >>> from expertlab import sim
+    >>> from expertlab.bandits import linear_arms, unstructured_all_eps_good
+    >>> env = linear_arms(np.eye(3), [1.0, 0.9, 0.2])
+    >>> res = sim.run(unstructured_all_eps_good(eps=0.3), env, horizon=30, n_reps=10, seed=0)
+    >>> float(env.correct(res.final["answer"], 0.3).mean())
     1.0
     """
-    mu = np.asarray(means, dtype=np.float64)
-    if mu.ndim != 1 or mu.size < 2:
-        raise ValueError(f"means must be a vector of at least 2 arm means, got shape {mu.shape}")
-    if not np.all(np.isfinite(mu)):
-        raise ValueError("means must be finite (no NaN or inf)")
     eps = check_float(eps, "eps", positive=True)
-    delta, sigma, n_reps, rep_offset, max_phases = _check_common(delta, sigma, n_reps, rep_offset, max_phases)
+    delta = check_open_unit(delta, "delta")
 
-    def design(P):
+    def design(X, P):
         involved = P.any(axis=2) | P.any(axis=1)
         m = involved.sum(axis=1)
         return involved / m[:, None], 2.0 * m
 
-    def estimate(counts, S):
+    def estimate(X, counts, S):
         return np.where(counts > 0, S / np.maximum(counts, 1), 0.0)
 
-    return _eliminate(mu, eps, delta, sigma, 0.0, n_reps, seed, rep_offset, max_phases, design, estimate)
-
-
-def _check_common(delta, sigma, n_reps, rep_offset, max_phases):
-    delta = check_open_unit(delta, "delta")
-    sigma = check_float(sigma, "sigma", positive=True)
-    n_reps = check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    max_phases = check_int(max_phases, "max_phases", maximum=60)
-    return delta, sigma, n_reps, rep_offset, max_phases
+    return _eliminator("unstructured_all_eps_good", eps, delta, design, estimate, {"eps": eps, "delta": delta},
+                       structured=False)
 
 
 def two_level_linear_arms(n_arms: int, dim: int, *, good: float = 0.9, bad: float = 0.5, radius: float = 0.5,

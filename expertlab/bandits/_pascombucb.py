@@ -6,34 +6,38 @@ Ground items :math:`1..L` have reward means :math:`\mu_i` and variances
 must pull only safe super arms over the whole horizon with probability at
 least :math:`1-\delta`, and maximise :math:`\sum_{i\in A}\mu_i`.
 
-The round loop of every replication runs in one ``@njit(parallel=True)``
-kernel with ``prange`` over replications (phase lengths are data dependent,
-so the replications cannot advance in lock-step).  Each item's sample in
-round ``t`` of replication ``r`` is a pure function of ``(seed, r, t, i)``
-through :mod:`expertlab._random`.
+Both learners are :class:`expertlab.sim.Learner` records for the
+``"semi-bandit"`` environment :class:`~expertlab.bandits.SafeCombInstance`
+and run through :func:`expertlab.sim.run`.  The array path advances all
+replications one pull at a time (phases are data dependent, so each
+replication keeps its own position in its phase); a registered Numba fast
+path (``prange`` over replications) runs the same steps on the same keys.
+Both learners are deterministic: all randomness is the environment's item
+samples.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import time
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from .._random import rep_key, round_key, seed_to_uint64, uniform
+from .._backend import asnumpy
+from .._random import rep_key, round_key, uniform
 from .._validation import check_in, check_int
-from ..sim._engine import checkpoint_grid
-from ._comb_oracles import (_MAX_SUPER_ARMS, SafeCombInstance, _cr, _split, absolutely_safe_size, greedy_split,
-                            lil_radius,
-                            safe_comb_instance, super_arms)
+from ..sim._engine import register_fast_path
+from ..sim._protocol import Learner
+from ._comb_oracles import (_MAX_SUPER_ARMS, SafeCombInstance, SuperArm, _cr, _ns, _split, absolutely_safe_size,
+                            greedy_split, lil_radius, n_super_arms, safe_comb_instance, super_arms)
 
-__all__ = ["SafeCombInstance", "PASCombUCBResult", "safe_comb_instance", "hou_tan_zhong_instance",
+__all__ = ["SafeCombInstance", "SafeCombState", "SuperArm", "safe_comb_instance", "hou_tan_zhong_instance",
            "pascombucb", "cucb", "lil_radius", "greedy_split", "absolutely_safe_size", "super_arms"]
 
 #: Mean index of an unsampled item: finite, so that arms with more unsampled items rank higher.
 _UNSEEN = 1e9
+
+ORACLES = ("auto", "exact", "greedy")
 
 
 def hou_tan_zhong_instance(budget: float = 0.6, *, binding: bool = False) -> SafeCombInstance:
@@ -48,291 +52,454 @@ def hou_tan_zhong_instance(budget: float = 0.6, *, binding: bool = False) -> Saf
     unconstrained optimum {1, 2, 3} (variance 0.68) is unsafe at budget 0.6
     and the best safe arm is {1, 2, 4} (mean 1.30, variance 0.49).
 
+    Returns
+    -------
+    SafeCombInstance
+        The environment (feedback kind ``"semi-bandit"``).
+
     Examples
     --------
-    >>> inst = hou_tan_zhong_instance(0.6)
-    >>> inst.n_items, inst.k, absolutely_safe_size(inst.budget, inst.variance_bound, inst.k)
-    (10, 3, 2)
+    >>> env = hou_tan_zhong_instance(0.6)
+    >>> env.n_items, env.k, absolutely_safe_size(env.budget, env.variance_bound, env.k), env.best_safe_arm
+    (10, 3, 2, (0, 1, 2))
+    >>> hou_tan_zhong_instance(0.6, binding=True).best_safe_arm
+    (0, 1, 3)
     """
     means = [0.5, 0.45, 0.4, 0.35] + [0.3] * 6
     variances = [0.24, 0.24, 0.2 if binding else 0.04, 0.01] + [0.01] * 6
     return safe_comb_instance(means, variances, budget, 3, variance_bound=0.25, delta=0.05)
 
 
+# --------------------------------------------------------------------------
+# the learners' state and the constants they derive from the spec
+
+
+class _Static(NamedTuple):
+    """What a learner derives from the spec at ``init`` (shared by every replication)."""
+
+    safe: bool
+    arms: np.ndarray        # (n_arms, k) super arms, -1 padded; (0, k) for the greedy oracle
+    groups: np.ndarray      # (n_groups, k) absolutely safe warm-up groups, -1 padded
+    n_warm: int             # warm-up pulls (0 for CUCB)
+    omega_mu: float
+    omega_v: float
+    budget: float
+    variance_bound: float
+    k: int
+    n_items: int
+
+
+class SafeCombState(NamedTuple):
+    """State of :func:`pascombucb` and :func:`cucb` (leading axis: replications).
+
+    Attributes
+    ----------
+    cnt : int array, shape (n_reps, n_items)
+        Samples of each item.
+    s1, s2 : array, shape (n_reps, n_items)
+        Sums of the samples and of their squares.
+    buf : int array, shape (n_reps, k)
+        The super arm chosen for the current phase (``-1`` padded).
+    piece : int array, shape (n_reps, k)
+        GreedySplit's piece of each item of ``buf`` (``-1`` on padding).
+    n_pieces, q : int array, shape (n_reps,)
+        Pieces of the current phase, and the next one to pull.
+    n_possible : int array, shape (n_reps,)
+        Size of the possibly safe set of the current phase (``-1`` for the
+        greedy oracle).
+    t : int array, shape (n_reps,)
+        Pulls made.
+    static : _Static
+        Constants derived from the spec at ``init`` (super arms, warm-up
+        groups, confidence levels), the same for every replication.
+    """
+
+    cnt: Any
+    s1: Any
+    s2: Any
+    buf: Any
+    piece: Any
+    n_pieces: Any
+    q: Any
+    n_possible: Any
+    t: Any
+    static: Any
+
+
+class _KernelSpec(NamedTuple):
+    """What the compiled fast path needs to know about a learner."""
+
+    safe: bool
+    n_warmup: int
+    oracle: str
+
+
+def _make_static(spec, safe, n_warmup, oracle) -> _Static:
+    L, k = int(spec.n_items), int(spec.k)
+    horizon = int(spec.horizon)
+    if oracle == "auto":
+        oracle = "exact" if n_super_arms(L, k) <= _MAX_SUPER_ARMS else "greedy"
+    arms = super_arms(L, k) if oracle == "exact" else np.zeros((0, k), dtype=np.int64)
+    m = absolutely_safe_size(spec.budget, spec.variance_bound, k)
+    n_groups = -(-L // m)
+    groups = np.full((n_groups, k), -1, dtype=np.int64)
+    for g in range(n_groups):
+        chunk = np.arange(g * m, min((g + 1) * m, L))
+        groups[g, :chunk.size] = chunk
+    return _Static(safe=safe, arms=arms, groups=groups, n_warm=n_warmup * n_groups if safe else 0,
+                   omega_mu=1.0 / horizon**2, omega_v=spec.delta / horizon**2, budget=float(spec.budget),
+                   variance_bound=float(spec.variance_bound), k=k, n_items=L)
+
+
+def _check_spec(spec, oracle="auto"):
+    missing = [f for f in ("n_items", "k", "budget", "variance_bound", "delta") if f not in spec.info]
+    if missing:
+        raise ValueError(f"a safe semi-bandit learner needs spec.info entries {missing} "
+                         "(run it on a SafeCombInstance)")
+    n = n_super_arms(int(spec.n_items), int(spec.k))
+    if oracle == "exact" and n > _MAX_SUPER_ARMS:
+        raise ValueError(f"oracle='exact': {n} super arms exceed the exact-enumeration limit {_MAX_SUPER_ARMS}; "
+                         "use oracle='greedy' or 'auto'")
+
+
+def _learner(name, safe, n_warmup, oracle, params) -> Learner:
+    def init(spec, n_reps, keys=None, xp=np):
+        _check_spec(spec, oracle)
+        n_reps = check_int(n_reps, "n_reps")
+        st = _make_static(spec, safe, n_warmup, oracle)
+        L, k = st.n_items, st.k
+        z = lambda *shape: xp.zeros(shape, dtype=xp.int64)  # noqa: E731
+        return SafeCombState(cnt=z(n_reps, L), s1=xp.zeros((n_reps, L)), s2=xp.zeros((n_reps, L)),
+                             buf=xp.full((n_reps, k), -1, dtype=xp.int64),
+                             piece=xp.full((n_reps, k), -1, dtype=xp.int64), n_pieces=z(n_reps), q=z(n_reps),
+                             n_possible=xp.full(n_reps, st.arms.shape[0] if st.arms.shape[0] else -1,
+                                                dtype=xp.int64),
+                             t=z(n_reps), static=st)
+
+    def act(state, obs=None, keys=None):
+        return _act(state)
+
+    def update(state, action, x, keys=None):
+        return _update(state, action, x)
+
+    return Learner(name=name, feedback="semi-bandit", init=init, act=act, update=update, params=params,
+                   kernel=_KernelSpec(safe, n_warmup, oracle), check_spec=lambda spec: _check_spec(spec, oracle))
+
+
+# --------------------------------------------------------------------------
+# array path
+
+
 @njit(cache=True)
-def _pull(items, n, rk, t, b, p, mu, var, cnt, s1, s2):
-    """Pull ``items[:n]`` in round ``t``: update the statistics, return (mean reward, true variance sum)."""
-    key = round_key(rk, np.uint64(t))
-    m = 0.0
-    v = 0.0
-    for j in range(n):
-        i = items[j]
-        x = b[i] if uniform(key, np.uint64(i)) < p[i] else 0.0
-        cnt[i] += 1
-        s1[i] += x
-        s2[i] += x * x
-        m += mu[i]
-        v += var[i]
-    return m, v
+def _cr_fill(n, rho, out):
+    for i in range(n.size):
+        out[i] = _cr(n[i], rho)
+
+
+def _cr_array(n, rho):
+    """The LIL radius of every entry of ``n`` (>= 1) with the compiled path's own ``log`` and ``sqrt``."""
+    a = np.ascontiguousarray(asnumpy(n), dtype=np.int64)
+    out = np.empty(a.size)
+    _cr_fill(a.ravel(), float(rho), out)
+    return out.reshape(a.shape)
+
+
+def _bounds(xp, cnt, s1, s2, st):
+    unseen = cnt == 0
+    nf = xp.where(unseen, 1, cnt)
+    mh = s1 / nf
+    vh = xp.maximum(s2 / nf - mh * mh, 0.0)
+    crm = xp.asarray(_cr_array(nf, st.omega_mu))
+    crv = xp.asarray(_cr_array(nf, st.omega_v))
+    ucb_mu = xp.where(unseen, _UNSEEN, mh + crm)
+    lcb_v = xp.where(unseen, 0.0, xp.maximum(vh - 3.0 * crm, 0.0))
+    ucb_v = xp.where(unseen, st.variance_bound, xp.minimum(vh + 3.0 * crv, st.variance_bound))
+    return ucb_mu, lcb_v, ucb_v
+
+
+def _exact_oracle(xp, st, ucb_mu, lcb_v):
+    arms = xp.asarray(st.arms)
+    valid = arms >= 0
+    ii = xp.where(valid, arms, 0)
+    n = ucb_mu.shape[0]
+    u = xp.zeros((n, arms.shape[0]))
+    lv = xp.zeros((n, arms.shape[0]))
+    for j in range(st.k):  # sums in item order, as in the compiled path
+        u = u + xp.where(valid[None, :, j], ucb_mu[:, ii[:, j]], 0.0)
+        lv = lv + xp.where(valid[None, :, j], lcb_v[:, ii[:, j]], 0.0)
+    if st.safe and st.k > 1:
+        # a single item is absolutely safe (variance_bound <= budget), so it always stays possible
+        possible = ~valid[None, :, 1] | (lv < st.budget)
+    else:
+        possible = xp.ones(u.shape, dtype=xp.bool)
+    best = xp.argmax(xp.where(possible, u, -xp.inf), axis=1)
+    return arms[best], xp.sum(possible, axis=1).astype(xp.int64)
+
+
+def _greedy_oracle(xp, st, ucb_mu, lcb_v):
+    n_rows = ucb_mu.shape[0]
+    rows = xp.arange(n_rows)
+    order = np.argsort(-asnumpy(ucb_mu), axis=1, kind="stable")
+    order = xp.asarray(order)
+    buf = xp.full((n_rows, st.k), -1, dtype=xp.int64)
+    n = xp.zeros(n_rows, dtype=xp.int64)
+    lv = xp.zeros(n_rows)
+    for o in range(st.n_items):
+        i = order[:, o]
+        li = lcb_v[rows, i]
+        take = n < st.k
+        if st.safe:
+            take = take & ((n == 0) | (lv + li < st.budget))
+        buf[rows[take], n[take]] = i[take]
+        lv = xp.where(take, lv + li, lv)
+        n = n + take
+    return buf, xp.full(n_rows, -1, dtype=xp.int64)
+
+
+def _split_rows(xp, st, chosen, ucb_v):
+    """GreedySplit (next fit, in the order of ``chosen``) of every row; CUCB pulls the arm whole."""
+    n_rows = chosen.shape[0]
+    ok_all = chosen >= 0
+    if not st.safe:
+        return xp.where(ok_all, 0, -1), xp.ones(n_rows, dtype=xp.int64)
+    rows = xp.arange(n_rows)
+    piece = xp.full(chosen.shape, -1, dtype=xp.int64)
+    n_pieces = xp.zeros(n_rows, dtype=xp.int64)
+    load = xp.zeros(n_rows)
+    size = xp.zeros(n_rows, dtype=xp.int64)
+    for j in range(st.k):
+        ok = ok_all[:, j]
+        v = ucb_v[rows, xp.where(ok, chosen[:, j], 0)]
+        join = ok & (size > 0) & (size < st.k) & (load + v < st.budget)
+        new = ok & ~join
+        n_pieces = n_pieces + new
+        load = xp.where(join, load + v, xp.where(new, v, load))
+        size = xp.where(join, size + 1, xp.where(new, 1, size))
+        piece[:, j] = xp.where(ok, n_pieces - 1, -1)
+    return piece, n_pieces
+
+
+def _act(state):
+    st = state.static
+    xp = _ns(state.s1)
+    n_reps = state.t.shape[0]
+    in_warm = state.t < st.n_warm
+    need = ~in_warm & (state.q >= state.n_pieces)
+    buf, piece, n_pieces, q, n_possible = state.buf, state.piece, state.n_pieces, state.q, state.n_possible
+    if bool(xp.any(need)):
+        idx = xp.nonzero(need)[0]
+        ucb_mu, lcb_v, ucb_v = _bounds(xp, state.cnt[idx], state.s1[idx], state.s2[idx], st)
+        if st.arms.shape[0] > 0:
+            chosen, poss = _exact_oracle(xp, st, ucb_mu, lcb_v)
+        else:
+            chosen, poss = _greedy_oracle(xp, st, ucb_mu, lcb_v)
+        pc, npc = _split_rows(xp, st, chosen, ucb_v)
+        buf, piece, n_pieces, q, n_possible = (a + 0 for a in (buf, piece, n_pieces, q, n_possible))
+        buf[idx] = chosen
+        piece[idx] = pc
+        n_pieces[idx] = npc
+        q[idx] = 0
+        n_possible[idx] = poss
+    # this pull: the warm-up group, or the next piece of the phase (its items in the arm's order)
+    sel = (piece == q[:, None]) & (buf >= 0)
+    order = xp.argsort(xp.astype(~sel, xp.int8), axis=1, stable=True)
+    items = xp.take_along_axis(buf, order, axis=1)
+    count = xp.sum(sel, axis=1)
+    items = xp.where(xp.arange(st.k)[None, :] < count[:, None], items, -1)
+    groups = xp.asarray(st.groups)
+    warm_items = groups[state.t % groups.shape[0]]
+    items = xp.where(in_warm[:, None], warm_items, items)
+    q = xp.where(in_warm, q, q + 1)
+    new = state._replace(buf=buf, piece=piece, n_pieces=n_pieces, q=q, n_possible=n_possible)
+    return SuperArm(items=items, n_possible=n_possible), new
+
+
+def _update(state, action, x):
+    xp = _ns(state.s1)
+    items = action.items if isinstance(action, SuperArm) else action
+    n_reps, L = state.cnt.shape
+    if items.shape[0] != n_reps or x.shape != items.shape:
+        raise ValueError(f"feedback must have the shape of the pulled items {items.shape}, got {x.shape}")
+    cnt, s1, s2 = state.cnt + 0, state.s1 + 0.0, state.s2 + 0.0
+    rows = xp.arange(n_reps)
+    for j in range(items.shape[1]):
+        ok = items[:, j] >= 0
+        r, i, v = rows[ok], items[ok, j], x[ok, j]
+        cnt[r, i] += 1
+        s1[r, i] += v
+        s2[r, i] += v * v
+    return state._replace(cnt=cnt, s1=s1, s2=s2, t=state.t + 1)
+
+
+# --------------------------------------------------------------------------
+# compiled fast path: the same steps, one replication per prange iteration
 
 
 @njit(parallel=True, cache=True)
-def _kernel(safe, mu, var, b, p, budget, var_bound, k, horizon, seed, arms, groups, n_warm, omega_mu, omega_v,
-            best, ck, regret_out, viol_out, pulls_out, warm_out, safe_out):
-    n_reps = regret_out.shape[0]
+def _kernel(safe, mu, var, b, p, budget, var_bound, k, horizon, seed, rep_offset, arms, groups, n_warm, omega_mu,
+            omega_v, best, ck, regret_out, viol_out, poss_out, pulls_out):
+    n_reps = regret_out.shape[1]
     n_items = mu.size
     n_arms = arms.shape[0]
+    n_groups = groups.shape[0]
     n_ck = ck.size
     for r in prange(n_reps):
-        rk = rep_key(seed, np.uint64(r))
+        rk = rep_key(seed, np.uint64(rep_offset + r))
         cnt = np.zeros(n_items, dtype=np.int64)
         s1 = np.zeros(n_items)
         s2 = np.zeros(n_items)
         ucb_mu = np.zeros(n_items)
         lcb_v = np.zeros(n_items)
         ucb_v = np.zeros(n_items)
-        buf = np.zeros(k, dtype=np.int64)
+        seen_n = np.full(n_items, -1, dtype=np.int64)  # sample count the bounds were computed at
+        buf = np.full(k, -1, dtype=np.int64)
+        piece = np.full(k, -1, dtype=np.int64)
         sub = np.zeros(k, dtype=np.int64)
-        piece = np.zeros(k, dtype=np.int64)
-        t = 0
-        c = 0
+        n_buf = 0
+        n_pieces = 0
+        q = 0
+        n_possible = n_arms if n_arms > 0 else -1
         reg = 0.0
         viol = 0
-        warm = 0
-        n_safe = n_arms
-        # warm-up: absolutely safe groups, each pulled once per sweep, n_warm sweeps (PASCombUCB only)
-        if safe:
-            for _w in range(n_warm):
-                for g in range(groups.shape[0]):
-                    if t >= horizon:
-                        break
-                    n = 0
-                    while n < groups.shape[1] and groups[g, n] >= 0:
-                        buf[n] = groups[g, n]
-                        n += 1
-                    m, v = _pull(buf, n, rk, t, b, p, mu, var, cnt, s1, s2)
-                    reg += best - m
-                    viol += v > budget
-                    t += 1
-                    while c < n_ck and ck[c] == t:
-                        regret_out[r, c] = reg
-                        c += 1
-            warm = t
-        seen_n = np.full(n_items, -1, dtype=np.int64)  # sample count the bounds were computed at
-        while t < horizon:
-            for i in range(n_items):
-                if seen_n[i] == cnt[i]:
-                    continue
-                seen_n[i] = cnt[i]
-                if cnt[i] == 0:
-                    ucb_mu[i] = _UNSEEN
-                    lcb_v[i] = 0.0
-                    ucb_v[i] = var_bound
-                else:
-                    mh = s1[i] / cnt[i]
-                    vh = max(s2[i] / cnt[i] - mh * mh, 0.0)
-                    ucb_mu[i] = mh + _cr(cnt[i], omega_mu)
-                    lcb_v[i] = max(vh - 3.0 * _cr(cnt[i], omega_mu), 0.0)
-                    ucb_v[i] = min(vh + 3.0 * _cr(cnt[i], omega_v), var_bound)
-            if n_arms == 0:
-                # greedy oracle (no enumeration): items by decreasing UCB_mu, each added while the arm has
-                # fewer than k items and, for PASCombUCB, its LCB_v sum stays below the budget
-                order = np.argsort(-ucb_mu, kind="mergesort")
-                n = 0
-                lv = 0.0
-                for o in range(n_items):
-                    if n == k:
-                        break
-                    i = order[o]
-                    if safe and n > 0 and not lv + lcb_v[i] < budget:
-                        continue
-                    buf[n] = i
-                    n += 1
-                    lv += lcb_v[i]
-                n_safe = -1
+        c = 0
+        for t in range(horizon):
+            ns = 0
+            if t < n_warm:
+                g = t % n_groups
+                while ns < k and groups[g, ns] >= 0:
+                    sub[ns] = groups[g, ns]
+                    ns += 1
             else:
-                # optimistic arm over the possibly safe set (everything, for CUCB); first maximiser wins
-                best_a = -1
-                best_u = -np.inf
-                n_safe = 0
-                for a in range(n_arms):
-                    u = 0.0
-                    lv = 0.0
-                    for j in range(k):
-                        i = arms[a, j]
-                        if i < 0:
-                            break
-                        u += ucb_mu[i]
-                        lv += lcb_v[i]
-                    # a single item is absolutely safe (variance_bound <= budget), so it always stays possible
-                    if safe and not lv < budget and k > 1 and arms[a, 1] >= 0:
-                        continue
-                    n_safe += 1
-                    if u > best_u:
-                        best_u = u
-                        best_a = a
-                n = 0
-                while n < k and arms[best_a, n] >= 0:
-                    buf[n] = arms[best_a, n]
-                    n += 1
-            n_pieces = _split(buf, n, ucb_v, budget, k, piece) if safe else 1
-            if not safe:
-                piece[:n] = 0
-            for q in range(n_pieces):
-                if t >= horizon:
-                    break
-                ns = 0
-                for j in range(n):
+                if q >= n_pieces:
+                    for i in range(n_items):
+                        if seen_n[i] == cnt[i]:
+                            continue
+                        seen_n[i] = cnt[i]
+                        if cnt[i] == 0:
+                            ucb_mu[i] = _UNSEEN
+                            lcb_v[i] = 0.0
+                            ucb_v[i] = var_bound
+                        else:
+                            mh = s1[i] / cnt[i]
+                            vh = max(s2[i] / cnt[i] - mh * mh, 0.0)
+                            crm = _cr(cnt[i], omega_mu)
+                            ucb_mu[i] = mh + crm
+                            lcb_v[i] = max(vh - 3.0 * crm, 0.0)
+                            ucb_v[i] = min(vh + 3.0 * _cr(cnt[i], omega_v), var_bound)
+                    n_buf = 0
+                    if n_arms == 0:
+                        # greedy oracle: items by decreasing UCB_mu, each added while the arm has fewer than
+                        # k items and, for PASCombUCB, its LCB_v sum stays below the budget
+                        order = np.argsort(-ucb_mu, kind="mergesort")
+                        lv = 0.0
+                        for o in range(n_items):
+                            if n_buf == k:
+                                break
+                            i = order[o]
+                            if safe and n_buf > 0 and not lv + lcb_v[i] < budget:
+                                continue
+                            buf[n_buf] = i
+                            n_buf += 1
+                            lv += lcb_v[i]
+                        n_possible = -1
+                    else:
+                        # optimistic arm over the possibly safe set (everything, for CUCB); first maximiser
+                        best_a = -1
+                        best_u = -np.inf
+                        n_possible = 0
+                        for a in range(n_arms):
+                            u = 0.0
+                            lv = 0.0
+                            for j in range(k):
+                                i = arms[a, j]
+                                if i < 0:
+                                    break
+                                u += ucb_mu[i]
+                                lv += lcb_v[i]
+                            if safe and k > 1 and arms[a, 1] >= 0 and not lv < budget:
+                                continue
+                            n_possible += 1
+                            if u > best_u:
+                                best_u = u
+                                best_a = a
+                        while n_buf < k and arms[best_a, n_buf] >= 0:
+                            buf[n_buf] = arms[best_a, n_buf]
+                            n_buf += 1
+                    if safe:
+                        n_pieces = _split(buf, n_buf, ucb_v, budget, k, piece)
+                    else:
+                        n_pieces = 1
+                        for j in range(n_buf):
+                            piece[j] = 0
+                    q = 0
+                for j in range(n_buf):
                     if piece[j] == q:
                         sub[ns] = buf[j]
                         ns += 1
-                m, v = _pull(sub, ns, rk, t, b, p, mu, var, cnt, s1, s2)
-                reg += best - m
-                viol += v > budget
-                t += 1
-                if not safe and warm == 0:
-                    seen = 0
-                    for i in range(n_items):
-                        seen += cnt[i] > 0
-                    if seen == n_items:
-                        warm = t
-                while c < n_ck and ck[c] == t:
-                    regret_out[r, c] = reg
-                    c += 1
-        viol_out[r] = viol
+                q += 1
+            key = round_key(rk, np.uint64(t))
+            m = 0.0
+            v = 0.0
+            for j in range(ns):
+                i = sub[j]
+                x = b[i] if uniform(key, np.uint64(i)) < p[i] else 0.0
+                cnt[i] += 1
+                s1[i] += x
+                s2[i] += x * x
+                m += mu[i]
+                v += var[i]
+            reg += best - m
+            if v > budget:
+                viol += 1
+            while c < n_ck and ck[c] == t + 1:
+                regret_out[c, r] = reg
+                viol_out[c, r] = viol
+                poss_out[c, r] = n_possible
+                c += 1
         pulls_out[r, :] = cnt
-        warm_out[r] = warm
-        safe_out[r] = n_safe
 
 
-@dataclasses.dataclass(frozen=True)
-class PASCombUCBResult:
-    """Outcome of :func:`pascombucb` or :func:`cucb` on ``n_reps`` replications.
-
-    Attributes
-    ----------
-    algorithm : str
-        ``"pascombucb"`` or ``"cucb"``.
-    checkpoints : ndarray of int, shape (n_checkpoints,)
-        Pulls (time steps) after which the regret was recorded.
-    regret : ndarray, shape (n_checkpoints, n_reps)
-        Pseudo-regret ``sum_t (mu(A*) - mu(A_t))`` against the best safe super arm,
-        one term per pull (every piece of a phase is a time step).
-    violations : ndarray of int, shape (n_reps,)
-        Pulls of super arms with true variance sum above the budget.
-    pulls : ndarray of int, shape (n_reps, n_items)
-        Samples of each item.
-    warmup_length : ndarray of int, shape (n_reps,)
-        Pulls of the warm-up phase (CUCB: pulls until every item was sampled once).
-    final_safe_set_size : ndarray of int, shape (n_reps,)
-        Size of the possibly safe set in the last phase (CUCB: all super arms).
-    best_safe_arm : tuple of int
-        The comparator ``A*``.
-    wall_time : float
-        Seconds spent in the kernel (compilation excluded after the first call).
-    seed : int
-    """
-
-    algorithm: str
-    checkpoints: np.ndarray
-    regret: np.ndarray
-    violations: np.ndarray
-    pulls: np.ndarray
-    warmup_length: np.ndarray
-    final_safe_set_size: np.ndarray
-    best_safe_arm: tuple
-    wall_time: float
-    seed: int
+def _supports(learner, env) -> bool:
+    return isinstance(env, SafeCombInstance) and isinstance(learner.kernel, _KernelSpec)
 
 
-def _best_safe(inst, arms):
-    best, arg = -np.inf, None
-    for row in arms:
-        a = row[row >= 0]
-        if inst.variances[a].sum() <= inst.budget and inst.means[a].sum() > best:
-            best, arg = float(inst.means[a].sum()), tuple(int(i) for i in a)
-    return best, arg
+def _drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+    ks = learner.kernel
+    _check_spec(env.spec, ks.oracle)
+    spec = env.spec.__class__(**{**env.spec.__dict__, "horizon": horizon})
+    st = _make_static(spec, ks.safe, ks.n_warmup, ks.oracle)
+    b, p = env.two_point
+    n_ck = ckpts.size
+    regret = np.zeros((n_ck, n_reps))
+    viol = np.zeros((n_ck, n_reps))
+    poss = np.zeros((n_ck, n_reps))
+    pulls = np.zeros((n_reps, env.n_items), dtype=np.int64)
+    _kernel(st.safe, env.means, env.variances, b, p, st.budget, st.variance_bound, st.k, np.int64(horizon),
+            np.uint64(seed_u), np.uint64(rep_offset), st.arms, st.groups, np.int64(st.n_warm), st.omega_mu,
+            st.omega_v, float(env.best_safe_mean), np.ascontiguousarray(ckpts, dtype=np.int64), regret, viol, poss,
+            pulls)
+    return {"regret": regret, "violations": viol, "possibly_safe": poss}, {"pulls": pulls}
 
 
-ORACLES = ("auto", "exact", "greedy")
+def _compiled(learner, env) -> bool:
+    return len(_kernel.signatures) > 0
 
 
-def _best_safe_milp(inst):
-    """The best safe super arm by a 0/1 program (HiGHS): max mu.x, sum x <= k, var.x <= budget."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-
-    L = inst.n_items
-    cons = LinearConstraint(np.vstack([np.ones(L), inst.variances]), -np.inf, [inst.k, inst.budget])
-    res = milp(-inst.means, constraints=cons, integrality=np.ones(L), bounds=Bounds(0, 1))
-    if not res.success:
-        raise RuntimeError(f"the best-safe-arm program failed: {res.message}")
-    arg = tuple(int(i) for i in np.flatnonzero(res.x > 0.5))
-    return float(inst.means[list(arg)].sum()), arg
+register_fast_path("numba", "safe-comb", supports=_supports, metrics=("regret", "violations", "possibly_safe"),
+                   driver=_drive, compiled=_compiled)
 
 
-def _n_super_arms(n_items, k):
-    return sum(math.comb(n_items, s) for s in range(1, k + 1))
+# --------------------------------------------------------------------------
+# the learners
 
 
-def _run(safe, instance, horizon, n_reps, seed, n_warmup, checkpoints, oracle="auto"):
-    if not isinstance(instance, SafeCombInstance):
-        raise TypeError(f"instance must be a SafeCombInstance, got {type(instance).__name__}")
-    check_in(oracle, "oracle", ORACLES)
-    horizon = check_int(horizon, "horizon")
-    n_reps = check_int(n_reps, "n_reps")
-    n_warmup = check_int(n_warmup, "n_warmup", minimum=1)
-    seed_u = seed_to_uint64(seed)
-    ck = checkpoint_grid(horizon) if checkpoints is None else np.unique(np.asarray(checkpoints, dtype=np.int64))
-    if ck.size == 0 or ck[0] < 1 or ck[-1] > horizon:
-        raise ValueError(f"checkpoints must lie in [1, horizon={horizon}]")
-    inst = instance
-    if oracle == "auto":
-        oracle = "exact" if _n_super_arms(inst.n_items, inst.k) <= _MAX_SUPER_ARMS else "greedy"
-    if oracle == "exact":
-        arms = super_arms(inst.n_items, inst.k)
-        best, arg = _best_safe(inst, arms)
-    else:
-        arms = np.zeros((0, inst.k), dtype=np.int64)
-        best, arg = _best_safe_milp(inst)
-    m = absolutely_safe_size(inst.budget, inst.variance_bound, inst.k)
-    n_groups = -(-inst.n_items // m)
-    groups = np.full((n_groups, m), -1, dtype=np.int64)
-    for g in range(n_groups):
-        chunk = np.arange(g * m, min((g + 1) * m, inst.n_items))
-        groups[g, :chunk.size] = chunk
-    mu, var = inst.means, inst.variances
-    b = np.where(mu > 0, (mu * mu + var) / mu, 0.0)
-    p = mu * mu / (mu * mu + var)
-    regret = np.zeros((n_reps, ck.size))
-    viol = np.zeros(n_reps, dtype=np.int64)
-    pulls = np.zeros((n_reps, inst.n_items), dtype=np.int64)
-    warm = np.zeros(n_reps, dtype=np.int64)
-    n_safe = np.zeros(n_reps, dtype=np.int64)
-    t0 = time.perf_counter()
-    _kernel(safe, mu, var, b, p, inst.budget, inst.variance_bound, inst.k, horizon, seed_u, arms, groups,
-            n_warmup, 1.0 / horizon**2, inst.delta / horizon**2, best, ck, regret, viol, pulls, warm, n_safe)
-    wall = time.perf_counter() - t0
-    return PASCombUCBResult(algorithm="pascombucb" if safe else "cucb", checkpoints=ck, regret=regret.T.copy(),
-                            violations=viol, pulls=pulls, warmup_length=warm, final_safe_set_size=n_safe,
-                            best_safe_arm=arg, wall_time=wall, seed=int(seed_u))
-
-
-def pascombucb(instance: SafeCombInstance, *, horizon: int, n_reps: int = 1, seed=0, n_warmup: int = 2,
-               checkpoints=None, oracle: str = "auto") -> PASCombUCBResult:
-    r"""Run PASCombUCB on ``n_reps`` independent replications of ``instance``.
+def pascombucb(n_warmup: int = 2, oracle: str = "auto") -> Learner:
+    r"""PASCombUCB: optimistic super arms over a possibly safe set, pulled in pieces that fit the budget.
 
     Parameters
     ----------
-    instance : SafeCombInstance
-        From :func:`safe_comb_instance` or :func:`hou_tan_zhong_instance`.
-    horizon : int
-        Number of pulls ``T`` (also sets the confidence levels ``1/T^2`` and ``delta/T^2``).
-    n_reps : int
-    seed : int, SeedSequence or None
     n_warmup : int
         Sweeps of the warm-up phase over the absolutely safe groups.
-    checkpoints : array of int, optional
-        Where to record the regret (default :func:`expertlab.sim.checkpoint_grid`).
     oracle : {"auto", "exact", "greedy"}
         How the optimistic arm is chosen: ``"exact"`` enumerates every super
         arm (at most 200 000); ``"greedy"`` takes items by decreasing
@@ -342,7 +509,14 @@ def pascombucb(instance: SafeCombInstance, *, horizon: int, n_reps: int = 1, see
 
     Returns
     -------
-    PASCombUCBResult
+    Learner
+        A deterministic ``"semi-bandit"`` learner for a
+        :class:`~expertlab.bandits.SafeCombInstance` (from
+        :func:`~expertlab.bandits.safe_comb_instance` or
+        :func:`hou_tan_zhong_instance`), with a Numba fast path.  The run's
+        ``horizon`` (the number of pulls ``T``) also sets the confidence
+        levels ``1/T^2`` and ``delta/T^2``; its metrics ``regret``,
+        ``violations`` and ``possibly_safe`` are described on the environment.
 
     Notes
     -----
@@ -397,8 +571,9 @@ def pascombucb(instance: SafeCombInstance, *, horizon: int, n_reps: int = 1, see
     cardinality-and-budget constrained selection, so it may give up regret
     against the exact oracle.  It keeps the safety guarantee, since safety
     comes from GreedySplit and the variance bounds, not from the oracle.  The
-    comparator :math:`A^\star` is then found exactly by a 0/1 program, and
-    ``final_safe_set_size`` is ``-1`` (the set is never listed).
+    environment finds the comparator :math:`A^\star` exactly by a 0/1
+    program beyond the same limit, and the metric ``possibly_safe`` is ``-1``
+    (the set is never listed).
 
     On the published instance every super arm of at most 3 items is safe
     (largest variance sum 0.52), so no algorithm can violate there; what the
@@ -423,17 +598,19 @@ def pascombucb(instance: SafeCombInstance, *, horizon: int, n_reps: int = 1, see
 
     Examples
     --------
-    >>> res = pascombucb(hou_tan_zhong_instance(0.751), horizon=2000, n_reps=4, seed=0)
-    >>> res.regret.shape[1], int(res.violations.sum()), res.best_safe_arm
-    (4, 0, (0, 1, 2))
-    >>> int(res.pulls.sum(axis=1).max()) <= 3 * 2000
+    >>> from expertlab import sim
+    >>> res = sim.run(pascombucb(), hou_tan_zhong_instance(0.751), horizon=2000, n_reps=4, seed=0)
+    >>> res.metrics["regret"].shape[1], int(res.metrics["violations"][-1].sum())
+    (4, 0)
+    >>> int(res.final["pulls"].sum(axis=1).max()) <= 3 * 2000
     True
     """
-    return _run(True, instance, horizon, n_reps, seed, n_warmup, checkpoints, oracle)
+    n_warmup = check_int(n_warmup, "n_warmup", minimum=1)
+    check_in(oracle, "oracle", ORACLES)
+    return _learner("pascombucb", True, n_warmup, oracle, {"n_warmup": n_warmup, "oracle": oracle})
 
 
-def cucb(instance: SafeCombInstance, *, horizon: int, n_reps: int = 1, seed=0, checkpoints=None,
-         oracle: str = "auto") -> PASCombUCBResult:
+def cucb(oracle: str = "auto") -> Learner:
     r"""Unsafe CUCB baseline: pull :math:`\arg\max_{|A|\le K}\sum_{i\in A}U^\mu_i`, ignoring the variances.
 
     Same samples, mean radius (:math:`\omega_\mu = 1/T^2`) and regret
@@ -452,8 +629,10 @@ def cucb(instance: SafeCombInstance, *, horizon: int, n_reps: int = 1, seed=0, c
 
     Examples
     --------
-    >>> res = cucb(hou_tan_zhong_instance(0.6, binding=True), horizon=3000, n_reps=2, seed=0)
-    >>> bool(np.all(res.violations > 0)), res.warmup_length.tolist()
-    (True, [4, 4])
+    >>> from expertlab import sim
+    >>> res = sim.run(cucb(), hou_tan_zhong_instance(0.6, binding=True), horizon=3000, n_reps=2, seed=0)
+    >>> bool(np.all(res.metrics["violations"][-1] > 0))
+    True
     """
-    return _run(False, instance, horizon, n_reps, seed, 1, checkpoints, oracle)
+    check_in(oracle, "oracle", ORACLES)
+    return _learner("cucb", False, 1, oracle, {"oracle": oracle})

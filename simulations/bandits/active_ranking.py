@@ -15,31 +15,43 @@ import math
 import numpy as np
 
 from expertlab import sim
-from expertlab.bandits import active_ranking, dense_gap_means, one_task_gap_means
+from expertlab.bandits import active_ranking, dense_gap_means, expert_tasks, one_task_gap_means
+
+#: Batches of queries a run may take: far more than any replication here needs (each stops on its own).
+MAX_BATCHES = 100_000
+
+
+def rank(M, s, seed, **kw):
+    """Run active ranking on the means ``M``: (environment, queries per replication, exact per replication)."""
+    env = expert_tasks(M)
+    res = sim.run(active_ranking(kw.pop("delta", s.get("delta")), **kw), env, horizon=MAX_BATCHES,
+                  n_reps=s["n_reps"], seed=seed, checkpoints=[MAX_BATCHES])
+    if not res.final["stopped"].all():
+        raise RuntimeError(f"{int((~res.final['stopped']).sum())} replications did not stop in {MAX_BATCHES} batches")
+    return res.metrics["queries"][-1], env.correct(res.final["answer"])
 
 
 def exact_frequency(s, backend, seed):
     M = np.zeros((s["n_experts"], s["n_tasks"]))
     M[:, : s["n_informative"]] = -s["gap"] * np.arange(s["n_experts"])[:, None]
-    res = active_ranking(M, delta=s["delta"], n_reps=s["n_reps"], seed=seed)
-    return sim.Measurement(x=np.array([float(s["n_reps"])]), y=res.correct[None, :].astype(float),
+    queries, correct = rank(M, s, seed)
+    return sim.Measurement(x=np.array([float(s["n_reps"])]), y=correct[None, :].astype(float),
                            xlabel="replications", ylabel="exact ranking (0/1)",
-                           info={"mean_queries": float(res.n_queries.mean())})
+                           info={"mean_queries": float(queries.mean())})
 
 
 def queries_vs_log_delta(s, backend, seed):
     M = dense_gap_means(s["n_experts"], s["n_tasks"], s["gap"])
     L0, Ls = s["log_inv_delta"][0], s["log_inv_delta"][1:]
-    base = active_ranking(M, delta=math.exp(-L0), n_reps=s["n_reps"], seed=seed).n_queries
-    ys = [active_ranking(M, delta=math.exp(-L), n_reps=s["n_reps"], seed=seed).n_queries - base for L in Ls]
+    base = rank(M, s, seed, delta=math.exp(-L0))[0]
+    ys = [rank(M, s, seed, delta=math.exp(-L))[0] - base for L in Ls]
     x = np.array(Ls, dtype=float) - L0
     return sim.Measurement(x=x, y=np.stack(ys).astype(float), xlabel="ln(δ₀/δ)",
                            ylabel="extra queries to rank (same replications)")
 
 
 def queries_vs_gap(s, backend, seed):
-    ys = [active_ranking(dense_gap_means(s["n_experts"], s["n_tasks"], g), delta=s["delta"], n_reps=s["n_reps"],
-                         seed=seed).n_queries for g in s["gaps"]]
+    ys = [rank(dense_gap_means(s["n_experts"], s["n_tasks"], g), s, seed)[0] for g in s["gaps"]]
     x = np.array(s["gaps"], dtype=float)
     y = np.stack(ys).astype(float)
     return sim.Measurement(x=x, y=y, xlabel="gap Δ (every task)", ylabel="queries to rank",
@@ -47,12 +59,10 @@ def queries_vs_gap(s, backend, seed):
 
 
 def queries_vs_tasks(s, backend, seed):
-    common = dict(delta=s["delta"], n_reps=s["n_reps"], seed=seed)
-    ys = [active_ranking(one_task_gap_means(s["n_experts"], d, s["gap"]), **common).n_queries for d in s["n_tasks"]]
+    ys = [rank(one_task_gap_means(s["n_experts"], d, s["gap"]), s, seed)[0] for d in s["n_tasks"]]
     x = np.array(s["n_tasks"], dtype=float)
     du = [d for d in s["n_tasks"] if d <= s["uniform_max_tasks"]]
-    uni = [active_ranking(one_task_gap_means(s["n_experts"], d, s["gap"]), schedule="uniform",
-                          **common).n_queries.mean() for d in du]
+    uni = [rank(one_task_gap_means(s["n_experts"], d, s["gap"]), s, seed, schedule="uniform")[0].mean() for d in du]
     return sim.Measurement(x=x, y=np.stack(ys).astype(float), xlabel="tasks d (gap on one task)",
                            ylabel="queries to rank", curves={"uniform sweeps (∝ d²)": (np.array(du, float), uni)})
 

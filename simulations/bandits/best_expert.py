@@ -13,23 +13,34 @@ search (drawn for comparison) pays η⁻².
 import numpy as np
 
 from expertlab import sim
-from expertlab.bandits import best_expert, cluster_below_best_means
+from expertlab.bandits import best_expert, cluster_below_best_means, expert_tasks
+
+#: Batches of queries a run may take: far more than any replication here needs (each stops on its own).
+MAX_BATCHES = 100_000
+
+
+def search(s, seed, gap, cluster_gap, method="doubling"):
+    """Run the best-expert search: (queries per replication, correct per replication)."""
+    env = expert_tasks(cluster_below_best_means(s["n_experts"], s["n_tasks"], gap, cluster_gap))
+    res = sim.run(best_expert(s["delta"], method=method), env, horizon=MAX_BATCHES, n_reps=s["n_reps"], seed=seed,
+                  checkpoints=[MAX_BATCHES])
+    if not res.final["stopped"].all():
+        raise RuntimeError(f"{int((~res.final['stopped']).sum())} replications did not stop in {MAX_BATCHES} batches")
+    return res.metrics["queries"][-1], env.correct(res.final["answer"])
 
 
 def correct_frequency(s, backend, seed):
-    M = cluster_below_best_means(s["n_experts"], s["n_tasks"], s["gap"], s["cluster_gap"])
-    res = best_expert(M, delta=s["delta"], n_reps=s["n_reps"], seed=seed)
-    return sim.Measurement(x=np.array([float(s["n_reps"])]), y=res.correct[None, :].astype(float),
+    queries, correct = search(s, seed, s["gap"], s["cluster_gap"])
+    return sim.Measurement(x=np.array([float(s["n_reps"])]), y=correct[None, :].astype(float),
                            xlabel="replications", ylabel="best expert returned (0/1)",
-                           info={"mean_queries": float(res.n_queries.mean())})
+                           info={"mean_queries": float(queries.mean())})
 
 
 def _queries(s, seed, gap, cluster_gap, method):
-    M = cluster_below_best_means(s["n_experts"], s["n_tasks"], gap, cluster_gap)
-    res = best_expert(M, delta=s["delta"], n_reps=s["n_reps"], seed=seed, method=method)
-    if not res.correct.all():  # a wrong or unfinished run would make the count meaningless
-        raise RuntimeError(f"best_expert({method}) missed the best expert in {int((~res.correct).sum())} runs")
-    return res.n_queries.astype(float)
+    queries, correct = search(s, seed, gap, cluster_gap, method)
+    if not correct.all():  # a wrong or unfinished run would make the count meaningless
+        raise RuntimeError(f"best_expert({method}) missed the best expert in {int((~correct).sum())} runs")
+    return queries.astype(float)
 
 
 def queries_vs_cluster_gap(s, backend, seed):

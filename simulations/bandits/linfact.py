@@ -13,21 +13,30 @@ import math
 import numpy as np
 
 from expertlab import sim
-from expertlab.bandits import linfact, two_level_linear_arms, unstructured_all_eps_good
+from expertlab.bandits import linear_arms, linfact, two_level_linear_arms, unstructured_all_eps_good
+
+#: Phases a run may take (the environment's limit); every replication here stops well before.
+MAX_PHASES = 30
+
+
+def eliminate(learner, env, s, seed):
+    """Run an all-eps-good learner: (samples per replication, exact answer per replication)."""
+    res = sim.run(learner, env, horizon=MAX_PHASES, n_reps=s["n_reps"], seed=seed, checkpoints=[MAX_PHASES])
+    return res.metrics["samples"][-1], res.final["stopped"] & env.correct(res.final["answer"], learner.params["eps"])
 
 
 def exact_set(s, backend, seed):
-    X, theta = two_level_linear_arms(s["n_arms"], s["dim"])
-    res = linfact(X, theta, eps=s["eps"], delta=s["delta"], n_reps=s["n_reps"], seed=seed)
-    return sim.Measurement(x=np.array([float(s["n_reps"])]), y=res.correct[None, :].astype(float),
+    env = linear_arms(*two_level_linear_arms(s["n_arms"], s["dim"]))
+    samples, correct = eliminate(linfact(s["eps"], s["delta"]), env, s, seed)
+    return sim.Measurement(x=np.array([float(s["n_reps"])]), y=correct[None, :].astype(float),
                            xlabel="replications", ylabel="exact ε-good set (0/1)",
-                           info={"mean_samples": float(res.n_samples.mean())})
+                           info={"mean_samples": float(samples.mean())})
 
 
 def samples_vs_log_delta(s, backend, seed):
-    X, theta = two_level_linear_arms(s["n_arms"], s["dim"])
+    env = linear_arms(*two_level_linear_arms(s["n_arms"], s["dim"]))
     L0, Ls = s["log_inv_delta"][0], s["log_inv_delta"][1:]
-    run = lambda L: linfact(X, theta, eps=s["eps"], delta=math.exp(-L), n_reps=s["n_reps"], seed=seed).n_samples  # noqa: E731
+    run = lambda L: eliminate(linfact(s["eps"], math.exp(-L)), env, s, seed)[0]  # noqa: E731
     base = run(L0)
     y = np.stack([run(L) - base for L in Ls]).astype(float)
     return sim.Measurement(x=np.array(Ls, float) - L0, y=y, xlabel="ln(δ₀/δ)", ylabel="extra samples (same replications)")
@@ -36,11 +45,9 @@ def samples_vs_log_delta(s, backend, seed):
 def vs_unstructured(s, backend, seed):
     ys, lin, uns = [], [], []
     for K in s["n_arms"]:
-        X, theta = two_level_linear_arms(K, s["dim"])
-        a = linfact(X, theta, eps=s["eps"], delta=s["delta"], n_reps=s["n_reps"], seed=seed,
-                    n_design_iter=s["n_design_iter"]).n_samples
-        b = unstructured_all_eps_good(X @ theta, eps=s["eps"], delta=s["delta"], n_reps=s["n_reps"],
-                                      seed=seed).n_samples
+        env = linear_arms(*two_level_linear_arms(K, s["dim"]))
+        a = eliminate(linfact(s["eps"], s["delta"], n_design_iter=s["n_design_iter"]), env, s, seed)[0]
+        b = eliminate(unstructured_all_eps_good(s["eps"], s["delta"]), env, s, seed)[0]
         ys.append(b / a)
         lin.append(a.mean())
         uns.append(b.mean())

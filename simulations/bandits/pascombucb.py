@@ -16,26 +16,29 @@ import numpy as np
 
 from expertlab import sim
 from expertlab.bandits import _claims_safe  # noqa: F401  (registers the claims)
-from expertlab.bandits._pascombucb import cucb, hou_tan_zhong_instance, pascombucb
+from expertlab.bandits import cucb, hou_tan_zhong_instance, pascombucb
+
+
+def _run(learner, env, horizon, n_reps, seed, backend):
+    return sim.run(learner, env, horizon=horizon, n_reps=n_reps, seed=seed, backend=backend, checkpoints=[horizon])
 
 
 def zero_violations(s, backend, seed):
-    inst = hou_tan_zhong_instance(s["budget"], binding=True)
-    r = pascombucb(inst, horizon=s["horizon"], n_reps=s["n_reps"], seed=seed, checkpoints=[s["horizon"]])
-    c = cucb(inst, horizon=s["horizon"], n_reps=8, seed=seed, checkpoints=[s["horizon"]])
-    y = (r.violations == 0).astype(float)[None, :]
-    return sim.Measurement(x=np.array([float(s["horizon"])]), y=y, xlabel="horizon T",
+    env = hou_tan_zhong_instance(s["budget"], binding=True)
+    r = _run(pascombucb(), env, s["horizon"], s["n_reps"], seed, backend)
+    c = _run(cucb(), env, s["horizon"], 8, seed, backend)
+    viol = r.metrics["violations"][-1]
+    return sim.Measurement(x=np.array([float(s["horizon"])]), y=(viol == 0).astype(float)[None, :], xlabel="horizon T",
                            ylabel="replication had zero violations",
-                           info={"pascombucb_violations": int(r.violations.sum()),
-                                 "cucb_violation_fraction": float(c.violations.mean() / s["horizon"]),
-                                 "wall_time": r.wall_time})
+                           info={"pascombucb_violations": int(viol.sum()),
+                                 "cucb_violation_fraction": float(c.metrics["violations"][-1].mean() / s["horizon"]),
+                                 "wall_time": r.wall_time, "backend": r.backend})
 
 
 def regret_increments(s, backend, seed):
-    inst = hou_tan_zhong_instance(s["budget"])
+    env = hou_tan_zhong_instance(s["budget"])
     horizons = s["horizons"]
-    final = np.stack([pascombucb(inst, horizon=h, n_reps=s["n_reps"], seed=seed, checkpoints=[h]).regret[-1]
-                      for h in horizons])
+    final = sim.final_values([_run(pascombucb(), env, h, s["n_reps"], seed, backend) for h in horizons])
     x = np.array(horizons[:-1], dtype=float)
     return sim.Measurement(x=x, y=np.diff(final, axis=0), xlabel="horizon T",
                            ylabel="regret added from T to the next horizon",
@@ -44,12 +47,12 @@ def regret_increments(s, backend, seed):
 
 
 def cucb_violations(s, backend, seed):
-    inst = hou_tan_zhong_instance(s["budget"], binding=True)
+    env = hou_tan_zhong_instance(s["budget"], binding=True)
     h = s["horizon"]
-    c = cucb(inst, horizon=h, n_reps=s["n_reps"], seed=seed, checkpoints=[h])
-    return sim.Measurement(x=np.array([float(h)]), y=(c.violations > h / 2).astype(float)[None, :],
+    viol = _run(cucb(), env, h, s["n_reps"], seed, backend).metrics["violations"][-1]
+    return sim.Measurement(x=np.array([float(h)]), y=(viol > h / 2).astype(float)[None, :],
                            xlabel="horizon T", ylabel="more than half of CUCB's pulls violate",
-                           info={"violation_fraction": float(c.violations.mean() / h)})
+                           info={"violation_fraction": float(viol.mean() / h)})
 
 
 _HALF = [int(round(10 ** (e / 2))) for e in range(10, 15)]  # 1e5, 3.2e5, 1e6, 3.2e6, 1e7
