@@ -180,6 +180,7 @@ class ConservativeMDP(Environment):
 
     @property
     def spec(self) -> EnvSpec:
+        """What the learner is told: sizes, episode length, known rewards, initial state, baseline, alpha."""
         m = self.model
         return EnvSpec(feedback=CONSERVATIVE_EPISODE, unit="episode", n_actions=m.n_actions,
                        info={"n_states": m.n_states, "episode_length": m.horizon, "rewards": np.asarray(m.rewards),

@@ -29,7 +29,7 @@ from ._conservative import pessimistic_values
 from ._conservative_env import CONSERVATIVE_EPISODE
 from ._conservative_policies import (ConservativeBaseline, MixedPlan, epsmix_probability, mix_policies,
                                      sample_mixed_policy, stepmix_weight)
-from ._episodic import episode_length_of, n_episodes_of
+from ._episodic import episode_sizes, n_episodes_of
 from ._ucbvi import BONUSES, UCBVIState, optimistic_q_values, ucbvi
 
 __all__ = ["RULES", "ConservativeState", "conservative_ucbvi", "stepmix", "epsmix"]
@@ -85,16 +85,22 @@ def _conservative(name, rule, *, alpha=None, delta=0.1, bonus="hoeffding", bonus
     stationary = bool(stationary)
     bonus_scale = inner.params["bonus_scale"]
 
-    def init(spec, n_reps: int, keys=None, xp=None) -> ConservativeState:
+    def check_spec(spec):
+        """The checked ``(baseline, baseline policy, alpha, (H, S, A))`` of a conservative spec."""
         baseline = getattr(spec, "baseline", None)
         if not isinstance(baseline, ConservativeBaseline):
             raise ValueError(f"learner {name!r} needs a baseline: run it on a conservative environment "
                              "(expertlab.mdp.conservative(mdp, baseline), spec.baseline)")
-        h_, s_, a_ = episode_length_of(spec), spec.n_states, spec.n_actions
+        h_, s_, a_, _ = episode_sizes(spec, name)
         base_pi = np.asarray(baseline.policy, dtype=np.float64)
         if base_pi.shape != (h_, s_, a_):
             raise ValueError(f"baseline.policy has shape {base_pi.shape}, the MDP needs {(h_, s_, a_)}")
-        a = alpha if alpha is not None else check_open_unit(spec.alpha, "spec.alpha")
+        a = alpha if alpha is not None else check_open_unit(getattr(spec, "alpha", None), "spec.alpha")
+        n_episodes_of(spec)
+        return baseline, base_pi, a, (h_, s_, a_)
+
+    def init(spec, n_reps: int, keys=None, xp=None) -> ConservativeState:
+        baseline, base_pi, a, (h_, s_, a_) = check_spec(spec)
         ucb = inner.init(spec, n_reps)
         h_c = 1 if stationary else h_
         t = n_episodes_of(spec) * h_
@@ -139,7 +145,7 @@ def _conservative(name, rule, *, alpha=None, delta=0.1, bonus="hoeffding", bonus
               "pessimism_scale": pessimism_scale, "stationary": stationary, "n_bisect": n_bisect}
     if name != "conservative_ucbvi":
         del params["rule"]
-    return Learner(name, CONSERVATIVE_EPISODE, init, act, update, params, doc=doc)
+    return Learner(name, CONSERVATIVE_EPISODE, init, act, update, params, doc=doc, check_spec=check_spec)
 
 
 def conservative_ucbvi(rule: str = "stepmix", *, alpha: float | None = None, delta: float = 0.1,

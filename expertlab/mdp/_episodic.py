@@ -49,7 +49,6 @@ return is that of the transitions.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
@@ -61,7 +60,7 @@ from ._models import FiniteHorizonMDP
 from ._planning import backward_induction
 
 __all__ = ["TABULAR_EPISODE", "LINEAR_MIXTURE_EPISODE", "EpisodicMDP", "Trajectory", "episodic",
-           "evaluate_markov_policy", "sample_episodes", "n_episodes_of"]
+           "evaluate_markov_policy", "sample_episodes", "n_episodes_of", "episode_sizes"]
 
 #: Feedback kind of a tabular episodic MDP (:class:`~expertlab.mdp.FiniteHorizonMDP`).
 TABULAR_EPISODE = "tabular_episode"
@@ -227,22 +226,26 @@ def sample_episodes(mdp: FiniteHorizonMDP, policy, keys, initial_state: int):
     return _rollout(np.cumsum(p, axis=-1), np.asarray(mdp.rewards), np.asarray(policy), keys, initial_state)
 
 
-def n_episodes_of(spec) -> int:
-    """The number of episodes ``K`` a learner is initialised for: ``spec.horizon`` of the run.
-
-    (``spec.n_episodes`` for the ``EpisodeSpec`` records the safe learners still take.)
-    """
-    if isinstance(spec, EnvSpec):
-        if spec.horizon is None:
-            raise ValueError("spec.horizon (the number of episodes) is None: an episodic learner needs the run's "
-                             "length; sim.run fills it in (or pass dataclasses.replace(env.spec, horizon=K))")
-        return int(spec.horizon)
-    return int(spec.n_episodes)
+def n_episodes_of(spec: EnvSpec) -> int:
+    """The number of episodes ``K`` a learner is initialised for: ``spec.horizon`` of the run."""
+    if spec.horizon is None:
+        raise ValueError("spec.horizon (the number of episodes) is None: an episodic learner needs the run's "
+                         "length; sim.run fills it in (or pass dataclasses.replace(env.spec, horizon=K))")
+    return int(spec.horizon)
 
 
-def episode_length_of(spec) -> int:
-    """The episode length ``H`` of ``spec`` (``spec.episode_length``; ``horizon`` of an ``EpisodeSpec``)."""
-    return int(spec.episode_length) if isinstance(spec, EnvSpec) else int(spec.horizon)
+def episode_sizes(spec: EnvSpec, who: str) -> tuple:
+    """``(H, S, A, rewards)`` of an episodic ``spec``, checked: the known mean rewards ``(H, S, A)`` in [0, 1]."""
+    try:
+        h_, s_, r = int(spec.episode_length), int(spec.n_states), np.asarray(spec.rewards, dtype=np.float64)
+    except AttributeError as exc:
+        raise ValueError(f"{who} runs on an episodic MDP (spec.episode_length, n_states, rewards): {exc}") from None
+    a_ = int(spec.n_actions)
+    if r.shape != (h_, s_, a_):
+        raise ValueError(f"spec.rewards must have shape (H, S, A) = {(h_, s_, a_)}, got {r.shape}")
+    if not np.all(np.isfinite(r)) or r.min() < 0.0 or r.max() > 1.0:
+        raise ValueError(f"{who} needs rewards in [0, 1]")
+    return h_, s_, a_, r
 
 
 # ---------------------------------------------------------------------------
@@ -335,6 +338,7 @@ class EpisodicMDP(Environment):
 
     @property
     def feedback(self) -> str:
+        """``"linear_mixture_episode"`` for a linear mixture, else ``"tabular_episode"``."""
         return LINEAR_MIXTURE_EPISODE if _is_mixture(self.model) else TABULAR_EPISODE
 
     def _info(self) -> dict:
@@ -348,6 +352,7 @@ class EpisodicMDP(Environment):
 
     @property
     def spec(self) -> EnvSpec:
+        """What the learner is told: sizes, episode length, known rewards, initial state (and base kernels)."""
         return EnvSpec(feedback=self.feedback, unit="episode", n_actions=int(np.asarray(self.model.rewards).shape[2]),
                        info=self._info())
 
@@ -426,47 +431,3 @@ def episodic(model, initial_state: int = 0, *, name: str | None = None, params=N
     ('episode', 3.0, [0.0, 0.0, 0.0])
     """
     return EpisodicMDP(model, initial_state, name or "", params)
-
-
-# ---------------------------------------------------------------------------
-# kept for the safe learners (expertlab.mdp._safe_linear_mixture, _safe_learned_cost_run), which still drive
-# EpisodicLearner records with their own loops; delete once they run through sim.run
-
-
-@dataclasses.dataclass(frozen=True)
-class EpisodeSpec:
-    """What an :class:`EpisodicLearner` of the safe drivers is told (sizes, known rewards, start, ``K``)."""
-
-    n_states: int
-    n_actions: int
-    horizon: int
-    rewards: np.ndarray
-    initial_state: int
-    n_episodes: int
-
-
-@dataclasses.dataclass(frozen=True)
-class EpisodicLearner:
-    """A learner of the safe drivers: ``init(spec, n_reps, seed)``, ``plan(state)``, ``update(state, s, a, r)``."""
-
-    name: str
-    params: dict
-    init: Callable
-    plan: Callable
-    update: Callable
-
-
-def _default_checkpoints(n_episodes: int) -> np.ndarray:
-    n = max(2, min(25, n_episodes))
-    return np.unique(np.round(np.exp(np.linspace(0.0, math.log(n_episodes), n))).astype(np.int64))
-
-
-def _check_checkpoints(checkpoints, n_episodes: int, *, default: str = "grid") -> np.ndarray:
-    """Checkpoints as strictly increasing ``int64`` episode counts in ``[1, n_episodes]`` (safe drivers)."""
-    if checkpoints is None:
-        return _default_checkpoints(n_episodes) if default == "grid" else np.array([n_episodes], dtype=np.int64)
-    ck = np.asarray(checkpoints)
-    if (ck.ndim != 1 or ck.size == 0 or not np.issubdtype(ck.dtype, np.integer) or ck.min() < 1
-            or ck.max() > n_episodes or np.any(np.diff(ck) <= 0)):
-        raise ValueError(f"checkpoints must be strictly increasing integers in [1, {n_episodes}]")
-    return ck.astype(np.int64)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._validation import check_float, check_in, check_open_unit
 from ..sim._protocol import Learner
-from ._episodic import TABULAR_EPISODE, Trajectory, episode_length_of, n_episodes_of
+from ._episodic import TABULAR_EPISODE, Trajectory, episode_sizes, n_episodes_of
 
 __all__ = ["UCBVIState", "ucbvi", "ucbvi_bonus", "optimistic_q_values", "BONUSES", "BACKUPS"]
 
@@ -302,13 +302,12 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
                          f"stationary=False, got bonus={bonus!r}, stationary={stationary}")
     track = backup == "rlberry"
 
+    def check_spec(spec) -> None:
+        episode_sizes(spec, "ucbvi")
+        n_episodes_of(spec)
+
     def init(spec, n_reps: int, keys=None, xp=None) -> UCBVIState:
-        r = np.asarray(spec.rewards, dtype=np.float64)
-        if r.min() < 0.0 or r.max() > 1.0:
-            raise ValueError("ucbvi needs rewards in [0, 1]")
-        h_, s_, a_ = episode_length_of(spec), spec.n_states, spec.n_actions
-        if r.shape != (h_, s_, a_):
-            raise ValueError(f"spec.rewards must have shape (H, S, A) = {(h_, s_, a_)}, got {r.shape}")
+        h_, s_, a_, r = episode_sizes(spec, "ucbvi")
         log_term = math.log(5.0 * s_ * a_ * n_episodes_of(spec) * h_ / delta)
         counts = np.zeros((n_reps, 1 if stationary else h_, s_, a_, s_))
         sums = np.zeros((n_reps, h_, s_, a_)) if track else None
@@ -323,4 +322,4 @@ def ucbvi(bonus: str = "hoeffding", *, delta: float = 0.1, bonus_scale: float = 
 
     return Learner("ucbvi", TABULAR_EPISODE, init, act, update,
                    {"bonus": bonus, "delta": delta, "bonus_scale": bonus_scale, "stationary": stationary,
-                    "backup": backup}, doc=ucbvi.__doc__)
+                    "backup": backup}, doc=ucbvi.__doc__, check_spec=check_spec)

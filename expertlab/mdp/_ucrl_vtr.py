@@ -22,13 +22,13 @@ import numpy as np
 
 from .._validation import check_float, check_open_unit
 from ..sim._protocol import Learner
-from ._episodic import LINEAR_MIXTURE_EPISODE, episode_length_of, n_episodes_of
+from ._episodic import LINEAR_MIXTURE_EPISODE, episode_sizes, n_episodes_of
 from ._models import EpisodeEnvironment, FiniteHorizonMDP, _array, check_kernel, check_rewards
 
 __all__ = ["EpisodicLinearMixture", "VTRState", "ucrl_vtr", "ucrl_vtr_plus", "sherman_morrison"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class EpisodicLinearMixture(EpisodeEnvironment):
     r"""An episodic linear-mixture MDP with stage-free kernels :math:`P_\theta = \sum_i \theta_i \phi_i`.
 
@@ -180,31 +180,33 @@ def _trajectory_features(phi, v, states, actions, power=1):
     return np.einsum("irht,rht->rhi", f, v[:, 1:] ** power)
 
 
+def _spec_features(spec):
+    """The checked base kernels ``spec.features`` ``(d, S, A, S)`` of a linear-mixture spec."""
+    features = getattr(spec, "features", None)
+    if features is None:
+        raise ValueError("the value-targeted learners need the base kernels: run them on an EpisodicLinearMixture "
+                         "(spec.features)")
+    features = _check_features(features)
+    if features.shape[1:] != (spec.n_states, spec.n_actions, spec.n_states):
+        raise ValueError(f"features must have shape (d, {spec.n_states}, {spec.n_actions}, {spec.n_states}), "
+                         f"got {features.shape}")
+    return features
+
+
+def _check_vtr_spec(spec) -> None:
+    """``check_spec`` of the value-targeted learners: known rewards in [0, 1], base kernels, a number of episodes."""
+    episode_sizes(spec, "UCRL-VTR")
+    _spec_features(spec)
+    n_episodes_of(spec)
+
+
 def _init_factory(lam, plus):
-    """``init(spec, n_reps, keys=None, xp=None, *, features=None)`` of the value-targeted learners.
+    """``init(spec, n_reps, keys=None, xp=None)`` of the value-targeted learners (base kernels ``spec.features``)."""
 
-    ``features`` default to ``spec.features`` (the environment's base kernels);
-    ``spec`` is the :class:`~expertlab.sim.EnvSpec` of a run (or the
-    ``EpisodeSpec`` the safe learners still take).
-    """
-
-    def init(spec, n_reps: int, keys=None, xp=None, *, features=None) -> VTRState:
-        if features is None:
-            features = getattr(spec, "features", None)
-            if features is None:
-                raise ValueError("the value-targeted learners need the base kernels: run them on an "
-                                 "EpisodicLinearMixture (spec.features)")
-            features = _check_features(features)
-        r = np.asarray(spec.rewards, dtype=np.float64)
-        if r.min() < 0.0 or r.max() > 1.0:
-            raise ValueError("UCRL-VTR needs rewards in [0, 1]")
+    def init(spec, n_reps: int, keys=None, xp=None) -> VTRState:
+        r = episode_sizes(spec, "UCRL-VTR")[3]
+        features = _spec_features(spec)
         d = features.shape[0]
-        if features.shape[1:] != (spec.n_states, spec.n_actions, spec.n_states):
-            raise ValueError(f"features must have shape (d, {spec.n_states}, {spec.n_actions}, {spec.n_states}), "
-                             f"got {features.shape}")
-        if r.shape != (episode_length_of(spec), spec.n_states, spec.n_actions):
-            raise ValueError(f"rewards must have shape (H, S, A) = ({episode_length_of(spec)}, {spec.n_states}, "
-                             f"{spec.n_actions}), got {r.shape}")
         eye = np.broadcast_to(np.eye(d) / lam, (n_reps, d, d)).copy()
         zero = np.zeros((n_reps, d))
         inv2, b2 = (eye.copy(), zero.copy()) if plus else (np.zeros((n_reps, 0, 0)), np.zeros((n_reps, 0)))
@@ -320,7 +322,8 @@ def ucrl_vtr(*, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -
                               n_episodes_seen=state.n_episodes_seen + 1)
 
     return Learner("ucrl_vtr", LINEAR_MIXTURE_EPISODE, init, act, update,
-                   {"delta": delta, "lam": lam, "beta_scale": beta_scale}, doc=ucrl_vtr.__doc__)
+                   {"delta": delta, "lam": lam, "beta_scale": beta_scale}, doc=ucrl_vtr.__doc__,
+                   check_spec=_check_vtr_spec)
 
 
 def ucrl_vtr_plus(*, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -> Learner:
@@ -432,4 +435,5 @@ def ucrl_vtr_plus(*, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1
                               n_episodes_seen=state.n_episodes_seen + 1)
 
     return Learner("ucrl_vtr_plus", LINEAR_MIXTURE_EPISODE, init, act, update,
-                   {"delta": delta, "lam": lam, "beta_scale": beta_scale}, doc=ucrl_vtr_plus.__doc__)
+                   {"delta": delta, "lam": lam, "beta_scale": beta_scale}, doc=ucrl_vtr_plus.__doc__,
+                   check_spec=_check_vtr_spec)
