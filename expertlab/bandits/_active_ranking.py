@@ -18,7 +18,9 @@ and the engine records ``final["stopping_time"]`` (batches),
 ``final["stopped"]`` and ``final["answer"]``; ``env.correct(answer)`` says
 which answers are right.  Replications advance together, one batch each per
 step; the tasks a level samples come from the learner's keys, the query
-noise from the environment's.
+noise from the environment's.  A registered Numba fast path (``prange`` over
+replications) runs the same steps on the same keys, for the long runs of the
+rate claims.
 """
 
 from __future__ import annotations
@@ -28,11 +30,14 @@ import math
 from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
+from numba import njit, prange
+from numba.extending import register_jitable
 
-from .._random import uniform
+from .._random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
 from .._validation import check_float, check_in, check_int, check_open_unit
+from ..sim._engine import register_fast_path
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
-from ..sim._variates import normal_array
+from ..sim._variates import normal, normal_array
 
 __all__ = ["ExpertTasks", "ExpertQueryState", "QueryBatch", "active_ranking", "compare_experts", "expert_tasks",
            "dense_gap_means", "one_task_gap_means", "comparison_budget"]
@@ -299,6 +304,23 @@ class _Procedure(NamedTuple):
     start: Callable         # (fields, idx) -> None: set the first comparison (or done) of replications idx
     on_result: Callable     # (fields, idx, s) -> None: a comparison of idx ended with sign s (0: cap reached)
     answer: Callable        # (state) -> (n_reps, ...)
+    code: int               # the compiled path's procedure (_RANK, _COMPARE_ONE, _SEQUENTIAL, _DOUBLING)
+    first_cap: int = 0      # first phase's cap of the doubling search
+
+
+#: Procedure codes of the compiled path.
+_RANK, _COMPARE_ONE, _SEQUENTIAL, _DOUBLING = 0, 1, 2, 3
+
+
+class _QueryKernel(NamedTuple):
+    """What the compiled path needs to know about a procedure."""
+
+    code: int
+    uniform: bool
+    max_queries: int
+    delta: float
+    first_cap: int
+    log_inv: Callable
 
 
 def _level(st, r, lev):
@@ -443,8 +465,9 @@ def _query_learner(proc: _Procedure, delta, max_queries, schedule, params, doc=N
     def done(state):
         return state.done
 
+    kernel = _QueryKernel(proc.code, schedule == "uniform", max_queries, delta, proc.first_cap, proc.log_inv)
     return Learner(name=proc.name, feedback="expert-queries", init=init, act=act, update=update, params=params,
-                   done=done, answer=proc.answer, doc=doc, check_spec=check_spec)
+                   done=done, answer=proc.answer, doc=doc, check_spec=check_spec, kernel=kernel)
 
 
 def _check_common(delta, max_queries, schedule):
@@ -507,7 +530,7 @@ def _rank_answer(state):
 
 
 _RANKING = _Procedure("active_ranking", lambda n, delta: math.log(comparison_budget(n) / delta), _rank_start,
-                      _rank_result, _rank_answer)
+                      _rank_result, _rank_answer, _RANK)
 
 
 # -- one comparison --------------------------------------------------------
@@ -529,7 +552,263 @@ def _champ_answer(state):
 
 
 _COMPARE = _Procedure("compare_experts", lambda n, delta: math.log(1.0 / delta), _cmp_start, _cmp_result,
-                      _champ_answer)
+                      _champ_answer, _COMPARE_ONE)
+
+
+# ---------------------------------------------------------------------------
+# compiled fast path: the same steps, one replication per prange iteration
+
+
+@register_jitable
+def _k_level(r, lev, unif, top, d):
+    lo = r if unif else max(r - top, 0)
+    n_levels = r - lo + 1
+    h = 1 << lev
+    m = 1 << (r - lev)
+    sweep = m >= d or unif
+    if sweep:
+        m = d
+    return h, m, sweep, math.log(_PI2_6 * (r + 1.0) ** 2 * 2.0 * n_levels)
+
+
+@njit(parallel=True, cache=True)
+def _query_kernel(M, sigma, code, unif, top, max_q, log_inv, first_cap, seed, rep_offset, horizon, ck, q_out, c_out,
+                  stop_out, stopped_out, ans_out):
+    n, d = M.shape
+    n_ck = ck.size
+    for rep in prange(q_out.shape[1]):
+        rk = rep_key(seed, np.uint64(rep_offset + rep))
+        lk = stream_key(rk, LEARNER_STREAM)
+        order = np.full(n, -1, dtype=np.int64)
+        alive = np.ones(n, dtype=np.bool_)
+        # the running comparison (iv: a, b, r, lev, cq, cap) and the procedure (iv: champ, i, lo, hi, phase, pcap)
+        a = 0
+        b = 0
+        r = 0
+        lev = 0
+        cq = 0
+        cap = 0
+        lq0 = 0.0
+        new = False
+        champ = 0
+        i = 0
+        lo = 0
+        hi = 0
+        phase = 0
+        pcap = first_cap
+        cut = False
+        used = 0
+        comps = 0
+        done = False
+        ok = False
+        # start (ended = True with the pseudo-result 2 runs the procedure's start)
+        ended = True
+        s = 2
+        check = False
+        t = 0
+        c = 0
+        while True:
+            # -- resolve: run the procedure until a level fits its cap or the replication is done
+            while True:
+                if check:
+                    h, m, sweep, extra = _k_level(r, lev, unif, top, d)
+                    if cq + 2 * h * m > cap:
+                        ended = True
+                        s = 0
+                    check = False
+                if not ended:
+                    break
+                nxt = False  # the procedure wants its next comparison (next_candidate for the doubling search)
+                if code == 0:  # binary insertion sort
+                    if s == 2:
+                        order[0] = 0
+                        i = 1
+                        lo = 0
+                        hi = 1
+                        nxt = True
+                    elif s == 0:
+                        done = True
+                    else:
+                        mid = (lo + hi) // 2
+                        if s > 0:
+                            hi = mid
+                        else:
+                            lo = mid + 1
+                        if lo >= hi:
+                            for k in range(i, lo, -1):
+                                order[k] = order[k - 1]
+                            order[lo] = i
+                            i += 1
+                            lo = 0
+                            hi = i
+                            if i >= n:
+                                done = True
+                                ok = True
+                        nxt = not done
+                    if nxt:
+                        a, b, cap, lq0 = i, order[(lo + hi) // 2], max_q - used, log_inv
+                elif code == 1:  # one comparison
+                    if s == 2:
+                        a, b, cap, lq0 = 0, 1, max_q, log_inv
+                        nxt = True
+                    else:
+                        done = True
+                        ok = s != 0
+                        champ = 0 if s > 0 else 1
+                elif code == 2:  # sequential champion search
+                    if s == 2:
+                        champ = 0
+                        i = 1
+                        nxt = True
+                    elif s == 0:
+                        done = True
+                    else:
+                        if s > 0:
+                            champ = i
+                        i += 1
+                        if i >= n:
+                            done = True
+                            ok = True
+                        nxt = not done
+                    if nxt:
+                        a, b, cap, lq0 = i, champ, max_q - used, log_inv
+                else:  # max search with doubling caps
+                    if s == 2:
+                        champ = 0
+                        phase = 0
+                        pcap = first_cap
+                        i = 0
+                        nxt = True
+                    elif s == 0 and cut:
+                        done = True
+                    else:
+                        if s > 0:
+                            alive[champ] = False
+                            champ = i
+                        elif s < 0:
+                            alive[i] = False
+                        i += 1
+                        nxt = True
+                    while nxt:
+                        j = i
+                        while j < n and (not alive[j] or j == champ):
+                            j += 1
+                        if j < n:
+                            i = j
+                            left = max_q - used
+                            a, b = j, champ
+                            cap = pcap if pcap < left else left
+                            lq0 = log_inv + math.log(_PI2_6 * (phase + 1.0) ** 2)
+                            cut = left < pcap
+                            break
+                        phase += 1
+                        pcap *= 2
+                        i = 0
+                        n_alive = 0
+                        for k in range(n):
+                            n_alive += alive[k]
+                        if n_alive <= 1:
+                            done = True
+                            ok = True
+                            nxt = False
+                if nxt:
+                    r = 0
+                    lev = 0
+                    cq = 0
+                    new = True
+                check = not done
+                ended = False
+                s = 0
+            if done or t >= horizon:
+                break
+            # -- one step: one level of the running comparison
+            h, m, sweep, extra = _k_level(r, lev, unif, top, d)
+            lq = lq0 + extra
+            ek = round_key(rk, np.uint64(t))
+            kt = round_key(lk, np.uint64(t))
+            hh = float(h)
+            thr_one = sigma * math.sqrt(4.0 * h * (lq + math.log(m)))
+            total = 0.0
+            best = 0.0
+            best_sign = 0
+            for q in range(m):
+                if sweep:
+                    j = q
+                else:
+                    j = int(uniform(kt, np.uint64(q)) * d)
+                    if j >= d:
+                        j = d - 1
+                x = hh * (M[a, j] - M[b, j]) + sigma * math.sqrt(2.0 * hh) * normal(ek, q)
+                total += x
+                z = abs(x) / thr_one
+                if not unif and z > 1.0 and z > best:
+                    best = z
+                    best_sign = 1 if x > 0 else -1
+            if new:
+                comps += 1
+                new = False
+            cq += 2 * h * m
+            used += 2 * h * m
+            zs = abs(total) / (sigma * math.sqrt(4.0 * h * m * lq))
+            s = best_sign
+            if zs > 1.0 and zs > best:
+                s = 1 if total > 0 else -1
+            if s == 0:
+                lev += 1
+                if lev > r:
+                    r += 1
+                    lev = r if unif else max(r - top, 0)
+                check = True
+            else:
+                ended = True
+            t += 1
+            while c < n_ck and ck[c] == t:
+                q_out[c, rep] = used
+                c_out[c, rep] = comps
+                c += 1
+        while c < n_ck:
+            q_out[c, rep] = used
+            c_out[c, rep] = comps
+            c += 1
+        stopped_out[rep] = done
+        stop_out[rep] = (t if t > 0 else 1) if done else horizon
+        for k in range(n):
+            ans_out[rep, k] = -1
+        if ok:
+            if code == 0:
+                for k in range(n):
+                    ans_out[rep, k] = order[k]
+            else:
+                ans_out[rep, 0] = champ
+
+
+def _supports(learner, env) -> bool:
+    return isinstance(env, ExpertTasks) and isinstance(learner.kernel, _QueryKernel)
+
+
+def _drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+    ks = learner.kernel
+    n, d = env.n_experts, env.n_tasks
+    n_ck = ckpts.size
+    q_out = np.zeros((n_ck, n_reps))
+    c_out = np.zeros((n_ck, n_reps))
+    stop = np.zeros(n_reps, dtype=np.int64)
+    stopped = np.zeros(n_reps, dtype=np.bool_)
+    ans = np.zeros((n_reps, n), dtype=np.int64)
+    _query_kernel(np.ascontiguousarray(env.means), float(env.sigma), np.int64(ks.code), bool(ks.uniform),
+                  np.int64(math.ceil(math.log2(d)) if d > 1 else 0), np.int64(ks.max_queries),
+                  float(ks.log_inv(n, ks.delta)), np.int64(ks.first_cap), np.uint64(seed_u), np.uint64(rep_offset),
+                  np.int64(horizon), np.ascontiguousarray(ckpts, dtype=np.int64), q_out, c_out, stop, stopped, ans)
+    answer = ans if ks.code == _RANK else ans[:, 0].copy()
+    return {"queries": q_out, "comparisons": c_out}, {"stopped": stopped, "stopping_time": stop, "answer": answer}
+
+
+def _compiled(learner, env) -> bool:
+    return len(_query_kernel.signatures) > 0
+
+
+register_fast_path("numba", "expert-queries", supports=_supports, metrics=("queries", "comparisons"), driver=_drive,
+                   compiled=_compiled)
 
 
 def active_ranking(delta: float = 0.05, *, max_queries: int | None = None, schedule: str = "adaptive") -> Learner:

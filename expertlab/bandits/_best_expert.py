@@ -19,8 +19,8 @@ import numpy as np
 
 from .._validation import check_float, check_in, check_int
 from ..sim._protocol import Learner
-from ._active_ranking import (_NO_BUDGET, _PI2_6, _champ_answer, _check_common, _Procedure, _query_learner,
-                              _set_comparison)
+from ._active_ranking import (_DOUBLING, _NO_BUDGET, _PI2_6, _SEQUENTIAL, _champ_answer, _check_common, _Procedure,
+                              _query_learner, _set_comparison)
 
 __all__ = ["best_expert", "cluster_below_best_means"]
 
@@ -194,9 +194,9 @@ def best_expert(delta: float = 0.05, *, max_queries: int | None = None, schedule
     log_inv = lambda n, d: math.log((n - 1) / d)  # noqa: E731
     if method == "doubling":
         proc = _Procedure("best_expert", log_inv, lambda f, idx: _dbl_start(f, idx, first_cap), _dbl_result,
-                          _champ_answer)
+                          _champ_answer, _DOUBLING, first_cap)
     else:
-        proc = _Procedure("best_expert", log_inv, _seq_start, _seq_result, _champ_answer)
+        proc = _Procedure("best_expert", log_inv, _seq_start, _seq_result, _champ_answer, _SEQUENTIAL)
     return _query_learner(proc, delta, max_queries, schedule, params)
 
 

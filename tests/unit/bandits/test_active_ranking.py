@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import beta as beta_dist
 
 from expertlab import sim
-from expertlab.bandits import (QueryBatch, active_ranking, compare_experts, comparison_budget, dense_gap_means,
-                               expert_tasks, instances, one_task_gap_means)
+from expertlab.bandits import (QueryBatch, active_ranking, best_expert, cluster_below_best_means, compare_experts,
+                               comparison_budget, dense_gap_means, expert_tasks, instances, one_task_gap_means)
 
 H = 100_000  # batches: far more than any run below needs
 
@@ -136,6 +136,34 @@ def test_learner_is_pure_and_acts_with_query_batches():
         for a, b in zip(before, state[:-1]):
             np.testing.assert_array_equal(a, b)
         state = new
+
+
+COMPILED_CASES = [
+    (lambda: active_ranking(), dense_gap_means(4, 8, 0.5)),
+    (lambda: active_ranking(schedule="uniform"), one_task_gap_means(3, 16, 1.0)),
+    (lambda: active_ranking(max_queries=500), dense_gap_means(3, 4, 0.2)),
+    (lambda: compare_experts(max_queries=30), one_task_gap_means(2, 7, 0.6)),
+    (lambda: best_expert(), cluster_below_best_means(6, 4, 0.4, 0.05)),
+    (lambda: best_expert(method="sequential"), cluster_below_best_means(5, 3, 0.5, 0.1)),
+    (lambda: best_expert(max_queries=300), cluster_below_best_means(5, 3, 0.2, 0.05)),
+    (lambda: best_expert(first_cap=2, max_queries=1), dense_gap_means(3, 2, 1.0)),
+]
+
+
+@pytest.mark.parametrize("horizon", [100_000, 7])
+@pytest.mark.parametrize("case", range(len(COMPILED_CASES)))
+def test_compiled_path_equals_array_path(case, horizon):
+    # budgets that run out, horizons that cut the runs, uniform sweeps and both searches: the same numbers
+    make, M = COMPILED_CASES[case]
+    env = expert_tasks(M)
+    a = sim.run(make(), env, horizon, n_reps=12, seed=5, backend="numpy", rep_offset=3)
+    b = sim.run(make(), env, horizon, n_reps=12, seed=5, backend="numba", rep_offset=3)
+    assert b.backend == "numba"
+    for k in a.metrics:
+        np.testing.assert_array_equal(a.metrics[k], b.metrics[k], err_msg=k)
+    assert set(a.final) == set(b.final)
+    for k in a.final:
+        np.testing.assert_array_equal(a.final[k], b.final[k], err_msg=k)
 
 
 @pytest.mark.parametrize("means, match", [
