@@ -1,9 +1,10 @@
 """Stochastic and adversarial multi-armed bandits, pure exploration and safe combinatorial semi-bandits.
 
 Regret learners declare ``feedback == "bandit"``: each round every replication
-pulls one arm and sees only that arm's outcome (contract:
-:mod:`expertlab.sim._bandit_run`).  :data:`LEARNERS` maps registered names to
-factories and :data:`instances.INSTANCES` does the same for arm sets.  The
+pulls one arm and sees only that arm's outcome on a
+:class:`expertlab.sim.Arms` environment (:mod:`expertlab.bandits.instances`).
+Every learner and environment is registered with :func:`expertlab.sim.register_learner`
+and :func:`expertlab.sim.register_environment`.  The
 pure-exploration procedures (active ranking of experts, best-expert search,
 LinFACT) are learners with a stopping time on the query oracles
 :func:`expert_tasks` (feedback ``"expert-queries"``) and :func:`linear_arms`

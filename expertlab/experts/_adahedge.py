@@ -252,14 +252,14 @@ def adahedge() -> Learner:
     >>> import numpy as np
     >>> from expertlab.experts import adahedge
     >>> learner = adahedge()
-    >>> state = learner.init(1, 2)
-    >>> p = learner.act(state)
+    >>> state = learner.init(2, n_reps=1)
+    >>> p, state = learner.act(state)
     >>> p
     array([[0.5, 0.5]])
-    >>> state = learner.update(state, p, np.array([[0.0, 1.0]]))
+    >>> state = learner.update(state, p, (np.array([[0.0, 1.0]]), None))
     >>> float(state.gap[0])  # delta_1 = 1/2 - min(0, 1)
     0.5
-    >>> learner.act(state).round(6)  # eta = 2 ln 2: weights prop. to (2, 1/2)
+    >>> learner.act(state)[0].round(6)  # eta = 2 ln 2: weights prop. to (2, 1/2)
     array([[0.8, 0.2]])
     """
 

@@ -260,10 +260,10 @@ def fixed_share(eta=None, alpha=None, *, horizon=None, n_switches=None) -> Learn
     >>> import numpy as np
     >>> from expertlab.experts import fixed_share
     >>> learner = fixed_share(eta=math.log(2), alpha=0.5)
-    >>> state = learner.init(1, 2)
-    >>> p = learner.act(state)
-    >>> state = learner.update(state, p, np.array([[0.0, 1.0]]))
-    >>> learner.act(state) * 12  # v = (2/3, 1/3); w = 1/4 + v/2 = (7/12, 5/12)
+    >>> state = learner.init(2, n_reps=1)
+    >>> p, state = learner.act(state)
+    >>> state = learner.update(state, p, (np.array([[0.0, 1.0]]), None))
+    >>> learner.act(state)[0] * 12  # v = (2/3, 1/3); w = 1/4 + v/2 = (7/12, 5/12)
     array([[7., 5.]])
     """
     if horizon is not None or n_switches is not None:

@@ -167,10 +167,10 @@ def ftl() -> Learner:
     >>> import numpy as np
     >>> from expertlab.experts import ftl
     >>> learner = ftl()
-    >>> state = learner.init(1, 3)
-    >>> p = learner.act(state)
-    >>> state = learner.update(state, p, np.array([[0.5, 0.0, 0.0]]))
-    >>> learner.act(state)
+    >>> state = learner.init(3, n_reps=1)
+    >>> p, state = learner.act(state)
+    >>> state = learner.update(state, p, (np.array([[0.5, 0.0, 0.0]]), None))
+    >>> learner.act(state)[0]
     array([[0. , 0.5, 0.5]])
     """
 
@@ -349,8 +349,8 @@ def ftpl(eta=None, *, noise="gumbel", schedule=None, horizon=None) -> Learner:
     >>> import numpy as np
     >>> from expertlab.experts import ftpl
     >>> learner = ftpl(eta=1.0, noise="gumbel")
-    >>> state = learner.init(4, 3)
-    >>> p = learner.act(state, np.arange(4, dtype=np.uint64))
+    >>> state = learner.init(3, n_reps=4)
+    >>> p, state = learner.act(state, None, np.arange(4, dtype=np.uint64))
     >>> p.sum(axis=1), ((p == 0) | (p == 1)).all()
     (array([1., 1., 1., 1.]), np.True_)
     """

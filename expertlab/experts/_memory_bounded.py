@@ -58,7 +58,7 @@ def state_nbytes(state) -> float:
     Examples
     --------
     >>> from expertlab.experts import memory_bounded
-    >>> st = memory_bounded(8, horizon=1000).init(3, 10_000)
+    >>> st = memory_bounded(8, horizon=1000).init(10_000, n_reps=3)
     >>> state_nbytes(st)  # 3 int64 counters and 3 arrays of 8 eight-byte numbers
     216.0
     """
@@ -187,9 +187,9 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
     regret per epoch.  ``update`` therefore needs the play ``act`` returned.
     The pool depends on the experts' labels, so the learner is not
     equivariant under relabelling (it is, in distribution); it does not
-    support sleeping experts.  For these two reasons it is not in
-    :data:`expertlab.experts.LEARNERS` (whose shared suites test relabelling
-    equivariance of non-sampling learners and awake masks).
+    support sleeping experts.  For these two reasons the shared suites of
+    the full-information aggregators (relabelling equivariance, awake masks)
+    exempt it; the engine's conformance suite covers it like every learner.
 
     [validated-rates]
 
@@ -209,11 +209,11 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
     >>> import numpy as np
     >>> from expertlab.experts import memory_bounded
     >>> learner = memory_bounded(2, epoch=3, eta=1.0)
-    >>> state = learner.init(1, 6)
-    >>> p = learner.act(state, np.array([7], dtype=np.uint64))
+    >>> state = learner.init(6, n_reps=1)
+    >>> p, state = learner.act(state, None, np.array([7], dtype=np.uint64))
     >>> int((p > 0).sum()), bool(np.isclose(p.sum(), 1.0))  # two experts, uniform on them
     (2, True)
-    >>> state = learner.update(state, p, np.zeros((1, 6)))
+    >>> state = learner.update(state, p, (np.zeros((1, 6)), None))
     >>> sorted(state.pool[0].tolist()) == sorted(np.flatnonzero(p[0]).tolist())
     True
     """

@@ -130,8 +130,8 @@ def ml_prod(prior=None) -> Learner:
     >>> from expertlab.experts import instances
     >>> from expertlab.experts import ml_prod
     >>> learner = ml_prod(prior=[0.5, 0.25, 0.25])
-    >>> state = learner.init(n_reps=2, n_experts=3)
-    >>> print(learner.act(state)[0])
+    >>> state = learner.init(3, n_reps=2)
+    >>> print(learner.act(state)[0][0])
     [0.5  0.25 0.25]
     >>> inst = instances.fair_coins(4)  # every learner's expected regret is known exactly
     >>> res = sim.run(ml_prod(), inst, horizon=100, n_reps=400, seed=1)

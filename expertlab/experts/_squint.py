@@ -251,8 +251,8 @@ def squint(prior=None) -> Learner:
     >>> from expertlab.experts import instances
     >>> from expertlab.experts import squint
     >>> learner = squint(prior=[0.5, 0.25, 0.25])
-    >>> state = learner.init(n_reps=2, n_experts=3)
-    >>> print(learner.act(state)[0])
+    >>> state = learner.init(3, n_reps=2)
+    >>> print(learner.act(state)[0][0])
     [0.5  0.25 0.25]
     >>> inst = instances.fair_coins(4)  # every learner's expected regret is known exactly
     >>> res = sim.run(squint(), inst, horizon=100, n_reps=400, seed=1)

@@ -94,7 +94,7 @@ _PARAM_KEYS = ("learner_params", "instance_params")
 _SEED_KEYS = ("learner", "learner_params", "instance", "instance_params", "horizon")
 #: Replications per block when ``block_size`` is not given.
 DEFAULT_BLOCK_SIZE = 100
-_SPEC_KEYS = ("base", "grid", "n_reps", "block_size", "seed", "out")
+_SPEC_KEYS = ("base", "grid", "configs", "n_reps", "block_size", "seed", "out")
 
 
 # --------------------------------------------------------------------------
@@ -413,6 +413,22 @@ def load_sweep_spec(path) -> dict:
 
     and in JSON the same nesting:
     ``{"base": {"learner": "hedge", ...}, "grid": {"learner_params.schedule": [...]}, "n_reps": 200}``.
+    Instead of ``base`` and ``grid``, a list ``configs`` (``[[configs]]``
+    tables in TOML) gives the configs one by one, so one sweep can mix
+    learners and environments of every family::
+
+        n_reps = 40
+
+        [[configs]]
+        learner = "ucb1"
+        instance = "bernoulli"
+        horizon = 2000
+        instance_params = { means = [0.3, 0.5, 0.7] }
+
+        [[configs]]
+        learner = "ucbvi"
+        instance = "garnet_episodic"
+        horizon = 200
 
     Parameters
     ----------
@@ -472,10 +488,19 @@ def load_sweep_spec(path) -> dict:
     unknown = [k for k in spec if k not in _SPEC_KEYS]
     if unknown:
         raise ValueError(f"path {str(path)!r}: unknown key(s) {unknown}; sweep files have {list(_SPEC_KEYS)}")
-    for key in ("base", "n_reps"):
-        if key not in spec:
-            raise ValueError(f"path {str(path)!r}: missing required key {key!r}")
-    configs = expand_grid(spec["base"], spec.get("grid", {}))
+    if "n_reps" not in spec:
+        raise ValueError(f"path {str(path)!r}: missing required key 'n_reps'")
+    if ("base" in spec) == ("configs" in spec):
+        raise ValueError(f"path {str(path)!r}: give either 'base' (with an optional 'grid') or a list 'configs'")
+    if "configs" in spec:
+        if "grid" in spec:
+            raise ValueError(f"path {str(path)!r}: 'grid' goes with 'base', not with 'configs'")
+        configs = spec["configs"]
+        if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
+            raise ValueError(f"path {str(path)!r}: 'configs' must be a non-empty list of tables/objects")
+        configs = [dict(c) for c in configs]
+    else:
+        configs = expand_grid(spec["base"], spec.get("grid", {}))
     args = {
         "configs": configs,
         "n_reps": check_int(spec["n_reps"], "n_reps"),

@@ -63,11 +63,11 @@ def regret_vs_T(s, backend, seed):
 
 def _bytes_after_two_epochs(S, n, n_reps=2):
     L = memory_bounded(S, epoch=3)
-    state = L.init(n_reps, n)
+    state = L.init(n, n_reps)
     keys = np.arange(n_reps, dtype=np.uint64)
     for t in range(6):
-        p = L.act(state, keys + np.uint64(1000 * t))
-        state = L.update(state, p, np.full((n_reps, n), 0.5))
+        p, state = L.act(state, None, keys + np.uint64(1000 * t))
+        state = L.update(state, p, (np.full((n_reps, n), 0.5), None))
     return state_nbytes(state)
 
 

@@ -6,7 +6,7 @@ Squint, ML-Prod, BOA and AdaNormalHedge with a perfect expert: regret bounded in
 """
 
 from expertlab import sim
-from expertlab.experts import LEARNERS, hedge, instances
+from expertlab.experts import hedge, instances
 
 
 def _easy(name):
@@ -14,7 +14,7 @@ def _easy(name):
         inst = instances.needle(s["n_experts"], gap=0.5)  # expert 0 never loses: L* = 0
         base = sim.run(hedge(), inst, horizon=s["horizon"], n_reps=min(s["n_reps"], 100), seed=seed,
                        backend=backend)
-        return sim.horizon_measurement(LEARNERS[name](), inst, s, backend, seed,
+        return sim.horizon_measurement(sim.get_learner(name).factory(), inst, s, backend, seed,
                            curves={"anytime Hedge (not adaptive)": (base.checkpoints, base.mean())})
 
     return measure

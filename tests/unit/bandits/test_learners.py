@@ -46,7 +46,7 @@ def test_ucb1_on_a_reward_array_by_hand():
     arr = instances.reward_array([[1.0, 0.0]] * 3)
     res = sim.run(ucb1(), arr, horizon=3, n_reps=2, seed=0, checkpoints=[1, 2, 3])
     np.testing.assert_array_equal(res.final["pulls"], [[2, 1], [2, 1]])
-    np.testing.assert_array_equal(res.regret[:, 0], [0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(res.metrics["regret"][:, 0], [0.0, 1.0, 1.0])
     np.testing.assert_array_equal(res.metric("realised_regret")[:, 0], [0.0, 1.0, 1.0])
     np.testing.assert_array_equal(res.metric("reward")[:, 0], [1.0, 1.0, 2.0])
 

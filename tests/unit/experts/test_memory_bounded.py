@@ -197,7 +197,7 @@ def test_bad_loss_shape_play_key_and_awake():
 
 
 # --------------------------------------------------------------------------
-# Hypothesis invariants (the shared learner suites, restated for a learner outside LEARNERS)
+# Hypothesis invariants (the shared learner suites, restated for a learner they exempt)
 
 SEED = np.uint64(2024)
 

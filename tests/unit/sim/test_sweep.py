@@ -463,19 +463,21 @@ def test_bandit_sweep_backends_agree():
 
 
 @pytest.mark.parametrize("config, match", [
-    (dict(BANDIT, instance="fair_coins", instance_params={}), "needs an arm set"),
-    (dict(BASE, instance="bernoulli", instance_params={"means": [0.2, 0.8]}), "needs a loss sequence"),
+    (dict(BANDIT, instance="fair_coins", instance_params={}), "takes 'bandit' feedback but instance 'fair_coins'"),
+    (dict(BASE, instance="bernoulli", instance_params={"means": [0.2, 0.8]}),
+     "takes 'full' feedback but instance 'bernoulli' gives 'bandit'"),
 ])
 def test_feedback_and_instance_kinds_must_match(config, match):
     with pytest.raises(ValueError, match=match):
         sweep([config], n_reps=2, executor="serial")
 
 
-def test_default_registries_hold_both_families():
-    from expertlab import bandits, experts
+def test_default_registries_hold_every_family():
+    from expertlab import sim
     from expertlab.sim._sweep import default_registries
 
     learners, insts = default_registries()
-    assert set(learners) == set(experts.LEARNERS) | set(bandits.LEARNERS)
-    assert set(insts) == set(experts.instances.INSTANCES) | set(bandits.instances.INSTANCES)
-    assert len(learners) == len(experts.LEARNERS) + len(bandits.LEARNERS)
+    assert set(learners) == set(sim.learners()) and set(insts) == set(sim.environments())
+    families = {r.family for r in sim.learners().values()}
+    assert {"experts", "bandits", "mdp", "balance"} <= families
+    assert all(learners[n] is r.factory for n, r in sim.learners().items())
