@@ -18,7 +18,8 @@ from ._dag_learner import DAG_POLICIES, DAGSearchResult, dag_search
 from ._dag_search import SearchDAG, SearchPlan, brute_force_search, greedy_search, plan_value, search_dag
 from ._fixed_share import FixedShareState, fixed_share
 from ._ftl import FTLState, FTPLState, ftl, ftpl
-from ._groupwise import GROUP_NAMES, GroupInstance, GroupwiseResult, groupwise, intersecting_groups, linear_grid
+from ._groupwise import (GROUP_NAMES, GroupContext, GroupFeedback, GroupPrediction, GroupRegression, GroupwiseState,
+                         groupwise, intersecting_groups, linear_grid, pooled_regression)
 from ._hedge import HedgeState, hedge
 from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
                      random_bipartite)
@@ -122,9 +123,13 @@ __all__ = [
     "privacy_audit",
     # groupwise regret
     "GROUP_NAMES",
-    "GroupInstance",
-    "GroupwiseResult",
+    "GroupContext",
+    "GroupFeedback",
+    "GroupPrediction",
+    "GroupRegression",
+    "GroupwiseState",
     "groupwise",
+    "pooled_regression",
     "intersecting_groups",
     "linear_grid",
     # learning-augmented matching

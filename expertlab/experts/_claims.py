@@ -125,7 +125,7 @@ GROUPWISE_CLAIMS = (
         tolerance=0.05, fit_decades=1.0,
         source=f"{_AAKRZ}: a single external-regret learner can have linear regret on some group "
                "(motivating example; not a numbered result)",
-        learner="groupwise",
+        learner="pooled_regression",
         description="The same instance: one online ridge regression on all rounds converges to the pooled "
                     "model, which is wrong on both a1 groups by a constant, so its regret there grows "
                     "linearly in T (the transient of the first rounds is outside the last decade).",
@@ -142,9 +142,9 @@ GROUPWISE_CLAIMS += (
                "(Cesa-Bianchi & Lugosi 2006, Thm 2.3)",
         learner="groupwise",
         description="The five groups above with a different linear model on each of the four cells (a1, a2) "
-                    "(models='cells': no group is fitted exactly by one linear model), group_learner='hedge': "
-                    "anytime Hedge over the 121 linear models of linear_grid(dim) per group, combined by sleeping "
-                    "AdaNormalHedge.  The largest regret over "
+                    "(models='cells': no group is fitted exactly by one linear model) and the finite class "
+                    "hypotheses=linear_grid(dim) of 121 linear models; groupwise('hedge'): anytime Hedge over the "
+                    "class per group, combined by sleeping AdaNormalHedge.  The largest regret over "
                     "the groups against the best class member on that group grows at most like sqrt(T): both "
                     "terms of the bound are O(sqrt(T_g)), so the claim is that the lower confidence limit of "
                     "the fitted exponent does not exceed 1/2 (no tolerance: the bound is an upper bound).",
