@@ -26,9 +26,9 @@ from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult
 from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
 from ._memory_adaptive import (AdaptiveAdversary, AttackState, MemoryAdaptiveState, memory_adaptive,
                                recent_plays_attack)
-from ._mentor import MentorResult, ask_mentor
+from ._mentor import MentorHedgeState, mentor_hedge
 from ._mentor_instances import INPUT_KINDS as _MENTOR_INPUT_KINDS
-from ._mentor_instances import MentorInstance, threshold_mentor
+from ._mentor_instances import MentorAction, MentorFeedback, ThresholdMentor, threshold_mentor
 from ._mlprod import MLProdState, ml_prod
 from ._privacy import AuditResult, PrivacyCost, privacy_audit
 from ._private import (NoisyFTPLState, SparseVectorState, TreeFTRLState, audit_private, noisy_ftpl, privacy_cost,
@@ -142,9 +142,11 @@ __all__ = [
     "random_bipartite",
     # mentor queries
     "MENTOR_INPUT_KINDS",
-    "MentorInstance",
-    "MentorResult",
-    "ask_mentor",
+    "MentorAction",
+    "MentorFeedback",
+    "MentorHedgeState",
+    "ThresholdMentor",
+    "mentor_hedge",
     "threshold_mentor",
     # search-and-stop on DAGs
     "DAG_POLICIES",

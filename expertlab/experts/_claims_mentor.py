@@ -1,7 +1,7 @@
 """Rate claims of the mentor-query learner (avoiding catastrophe by asking for help).
 
 ``simulations/experts/mentor.py`` holds the seeded experiments; the claims
-are listed under "Validated rates" in :func:`expertlab.experts.ask_mentor`.
+are listed under "Validated rates" in :func:`expertlab.experts.mentor_hedge`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim._rates import RateClaim, document_claims, register_claims
-from ._mentor import ask_mentor
+from ._mentor import mentor_hedge
 
 _PZR = "Plaut, Zhu & Russell, ICML 2025"
 
@@ -45,8 +45,8 @@ MENTOR_CLAIMS = (
         quantity="queries / T", variable="T", law="power_at_most", predicted=-1.0 / 3.0, tolerance=0.0,
         source=f"{_PZR}: the query rate tends to 0 (Thm 5.2, number not re-checked); the exponent -1/3 is "
                "the bound E[Q_T] <= pT + 2/eps + 2 + 2 ln N / p of the reconstructed rule with "
-               "eps = T^(-2/3), p = T^(-1/3) (ask_mentor, Notes)",
-        learner="mentor", fit_decades=1.0,
+               "eps = T^(-2/3), p = T^(-1/3) (mentor_hedge, Notes)",
+        learner="mentor_hedge", fit_decades=1.0,
         description="iid uniform inputs on [0, 1], mentor threshold 1/2 inside a class of 33 thresholds "
                     "(realizable), L = 1.  Each horizon is a separate run tuned to T.  The random queries "
                     "alone are pT = T^(2/3) and the eps-separated ones at most 2 T^(2/3) + 2, so the "
@@ -59,8 +59,8 @@ MENTOR_CLAIMS = (
         law="power_at_most", predicted=-1.0 / 3.0, tolerance=0.0,
         source=f"{_PZR}: subconstant multiplicative regret (Thm 5.2, number not re-checked); the exponent "
                "-1/3 is the bound 2 L eps ln N / p of the reconstructed rule with eps = T^(-2/3), "
-               "p = T^(-1/3) (ask_mentor, Notes)",
-        learner="mentor", fit_decades=1.0,
+               "p = T^(-1/3) (mentor_hedge, Notes)",
+        learner="mentor_hedge", fit_decades=1.0,
         description="The same iid instance and tuning: the learner's chance of avoiding catastrophe "
                     "approaches the mentor's (1) at least as fast as T^(-1/3).  iid inputs because the "
                     "paper's guarantee for thresholds on [0, 1] (VC dimension 1, infinite Littlestone "
@@ -80,7 +80,7 @@ MENTOR_CLAIMS = (
         predicted=0.99, tolerance=0.0, level=0.95,
         source=f"{_PZR}: without asking for help catastrophe is nearly certain (introduction and Thm 4.1, "
                "number not re-checked); here exactly P(catastrophe) = 1 - m^T",
-        learner="mentor",
+        learner="mentor_hedge",
         description="The same learner with queries disabled never gets feedback and plays its uniform "
                     "prior over the 33 thresholds; on iid inputs its survival probability is exactly m^T "
                     "with m = 0.9557 (no_query_survival), so P(catastrophe) >= 0.99 once T >= 102 and is "
@@ -91,4 +91,4 @@ MENTOR_CLAIMS = (
 )
 
 register_claims(*MENTOR_CLAIMS)
-document_claims(ask_mentor, "mentor")
+document_claims(mentor_hedge, "mentor_hedge")

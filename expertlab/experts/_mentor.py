@@ -4,107 +4,70 @@ Each round an input :math:`x_t` arrives and the learner either acts or asks
 the mentor, who then acts (the mentor's action is taken and revealed).  The
 payoff :math:`\mu(x_t, y_t) \in [0, 1]` is the probability of avoiding
 catastrophe in that round, so the objective is the product of the payoffs
-(kept in log space).  The learner samples a policy from a Hedge
-distribution over a finite class of thresholds and asks for help when that
-policy's action has no support from a nearby query, or on a random
-round (the only rounds on which Hedge learns).  Everything is array code
-over the replication axis, one Python iteration per round.
+(kept in log space by the environment's metrics).  The learner
+:func:`mentor_hedge` samples a policy from a Hedge distribution over a finite
+class of thresholds and asks for help when that policy's action has no
+support from a nearby query, or on a random round (the only rounds on which
+Hedge learns).  It runs through :func:`expertlab.sim.run` on the
+``"mentor"`` environments of :func:`~expertlab.experts.threshold_mentor`;
+everything is array code over the replication axis, one engine step per
+round, and its draws come from the learner's round keys.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import time
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._random import LEARNER_STREAM, rep_key, round_key, seed_to_uint64, stream_key, uniform
+from .._random import uniform
 from .._validation import check_float, check_int
-from ._mentor_instances import MentorInstance
+from ..sim._protocol import Learner
+from ._mentor_instances import MentorAction
 
-__all__ = ["MentorResult", "ask_mentor"]
+__all__ = ["MentorHedgeState", "mentor_hedge"]
 
-_CAT_STREAM = np.uint64(0x9B05688C2B3E6C1F)
+#: Largest ``n_reps * ceil(1 / radius)`` cell table :func:`mentor_hedge` allocates.
+MAX_CELLS = 5 * 10**7
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class MentorResult:
-    r"""Outcome of :func:`ask_mentor`.
+class MentorHedgeState(NamedTuple):
+    """State of :func:`mentor_hedge` (leading axis: replications).
 
     Attributes
     ----------
-    log_product, mentor_log_product : ndarray, shape (n_reps,)
-        :math:`\sum_t \log \mu(x_t, y_t)` of the learner (``-inf`` once a
-        payoff is 0) and :math:`\sum_t \log \mu(x_t, \pi^m(x_t))` of the mentor.
-    multiplicative_regret : ndarray, shape (n_reps,)
-        :math:`\prod_t \mu(x_t, \pi^m(x_t)) - \prod_t \mu(x_t, y_t)`.
-    additive_regret : ndarray, shape (n_reps,)
-        :math:`\sum_t \mu(x_t, \pi^m(x_t)) - \mu(x_t, y_t)`.
-    n_queries, n_random_queries : ndarray of int, shape (n_reps,)
-        Rounds in which the mentor was asked, and those asked by the random
-        (Hedge-feeding) rule.
-    n_mistakes : ndarray of int, shape (n_reps,)
-        Rounds in which the learner acted and its action differed from the mentor's.
-    hedge_mistakes : ndarray of int, shape (n_reps,)
-        Rounds in which the sampled policy's action differed from the mentor's
-        (acted on or not).
-    catastrophe : ndarray of bool, shape (n_reps,)
-        A sampled catastrophe: true with probability :math:`1 - \prod_t \mu(x_t, y_t)`.
-    checkpoints : ndarray of int, shape (n_checkpoints,)
-        Log-spaced rounds at which the paths are recorded.
-    queries_path, log_product_path : ndarray, shape (n_checkpoints, n_reps)
-        Queries so far and the learner's log product so far.
-    horizon, n_thresholds : int
+    cmin, cmax : ndarray, shape (n_reps, 2, n_cells + 2)
+        Per mentor label, the smallest and largest queried input of each
+        :math:`\\varepsilon`-cell (padded by one empty cell on each side).
+    loss_estimates : ndarray, shape (n_reps, n_thresholds)
+        :math:`\\hat L_k`, the importance-weighted mistakes of each threshold.
+    cum_weights : ndarray, shape (n_reps, n_thresholds + 1)
+        Prefix sums of the Hedge weights (for sampling a threshold).
     radius, query_prob, eta : float
-    seed : int
-    wall_time : float
+        :math:`\\varepsilon`, :math:`p` and :math:`\\eta` as tuned for the run's horizon.
     """
 
-    log_product: np.ndarray
-    mentor_log_product: np.ndarray
-    multiplicative_regret: np.ndarray
-    additive_regret: np.ndarray
-    n_queries: np.ndarray
-    n_random_queries: np.ndarray
-    n_mistakes: np.ndarray
-    hedge_mistakes: np.ndarray
-    catastrophe: np.ndarray
-    checkpoints: np.ndarray
-    queries_path: np.ndarray
-    log_product_path: np.ndarray
-    horizon: int
-    n_thresholds: int
+    cmin: Any
+    cmax: Any
+    loss_estimates: Any
+    cum_weights: Any
     radius: float
     query_prob: float
     eta: float
-    seed: int
-    wall_time: float
-
-    @property
-    def query_rate(self) -> np.ndarray:
-        """Queries per round, shape (n_reps,)."""
-        return self.n_queries / self.horizon
 
 
-def ask_mentor(instance: MentorInstance, horizon: int, *, n_reps: int = 100, seed=0, rep_offset: int = 0,
-               n_thresholds: int = 33, radius: float | None = None, query_prob: float | None = None,
-               eta: float | None = None, allow_queries: bool = True, checkpoints=None) -> MentorResult:
+def mentor_hedge(n_thresholds: int = 33, *, radius: float | None = None, query_prob: float | None = None,
+                 eta: float | None = None, allow_queries: bool = True) -> Learner:
     r"""Label-efficient Hedge over thresholds that asks the mentor when its action is unsupported.
 
     Parameters
     ----------
-    instance : MentorInstance
-        :func:`threshold_mentor`.
-    horizon : int
-        Number of rounds :math:`T`.
-    n_reps, seed, rep_offset
-        Replications, seeding and blocking as in :func:`expertlab.sim.run`.
     n_thresholds : int >= 2
         Size :math:`N` of the policy class :math:`\{x \mapsto \mathbb 1[x \ge k/(N-1)]\}_{k<N}`.
     radius : float > 0, optional
         :math:`\varepsilon`, the radius within which a queried input supports
-        an action.  Default :math:`T^{-2/3}`.
+        an action.  Default :math:`T^{-2/3}` for the run's horizon :math:`T`.
     query_prob : float in [0, 1], optional
         :math:`p`, the probability of a random query.  Default :math:`\min(1, T^{-1/3})`.
     eta : float > 0, optional
@@ -112,12 +75,14 @@ def ask_mentor(instance: MentorInstance, horizon: int, *, n_reps: int = 100, see
     allow_queries : bool
         ``False`` gives the no-query baseline: the same learner that never asks,
         so Hedge never gets feedback and plays its uniform prior throughout.
-    checkpoints : array of int, optional
-        Rounds (1 to ``horizon``) at which the paths are recorded; default 30 log-spaced rounds.
 
     Returns
     -------
-    MentorResult
+    Learner
+        A ``"mentor"`` learner; its :class:`~expertlab.experts.MentorAction`
+        reports the random queries (the ``random_queries`` metric).  Its two
+        uniforms per round (the sampled threshold and the random query) are
+        draws 0 and 1 of the learner's round key.
 
     Notes
     -----
@@ -166,8 +131,11 @@ def ask_mentor(instance: MentorInstance, horizon: int, *, n_reps: int = 100, see
     exponents above are reconstructed for this threshold class and are not
     the paper's constants.  Only random queries update Hedge (so its
     estimates stay unbiased); the other queries only add to the set of
-    supporting inputs.  The sampled catastrophe is one uniform draw per
-    replication compared with the product of payoffs.
+    supporting inputs.  The sampled catastrophe (the environment's
+    ``catastrophe`` metric) is one uniform draw per replication compared
+    with the product of payoffs.  The cell tables of the query rule are
+    copied in every round with a query (the learner's ``update`` is pure),
+    which costs :math:`O(n_{\rm reps}/\varepsilon)` per round.
 
     References
     ----------
@@ -184,110 +152,98 @@ def ask_mentor(instance: MentorInstance, horizon: int, *, n_reps: int = 100, see
 
     Examples
     --------
-    >>> from expertlab.experts import ask_mentor, threshold_mentor
-    >>> inst = threshold_mentor(0.5, inputs="iid")
-    >>> res = ask_mentor(inst, 2000, n_reps=20, seed=0)
-    >>> bool(res.query_rate.mean() < 0.5), bool((res.multiplicative_regret <= res.additive_regret + 1e-12).all())
-    (True, True)
-    >>> base = ask_mentor(inst, 2000, n_reps=20, seed=0, allow_queries=False)
-    >>> int(base.n_queries.sum()), bool(base.catastrophe.all())
+    >>> from expertlab import sim
+    >>> from expertlab.experts import mentor_hedge, threshold_mentor
+    >>> env = threshold_mentor(0.5, inputs="iid")
+    >>> res = sim.run(mentor_hedge(), env, horizon=2000, n_reps=20, seed=0)
+    >>> bool(res.metrics["query_rate"][-1].mean() < 0.5)
+    True
+    >>> bool((res.metrics["multiplicative_regret"] <= res.metrics["additive_regret"] + 1e-12).all())
+    True
+    >>> base = sim.run(mentor_hedge(allow_queries=False), env, horizon=2000, n_reps=20, seed=0)
+    >>> int(base.metrics["queries"][-1].sum()), bool(base.metrics["catastrophe"][-1].all())
     (0, True)
     """
-    if not isinstance(instance, MentorInstance):
-        raise TypeError(f"instance must be a MentorInstance, got {type(instance).__name__}")
-    horizon = check_int(horizon, "horizon")
-    if instance.n_inputs is not None and horizon > instance.n_inputs:
-        raise ValueError(f"horizon={horizon} exceeds the {instance.n_inputs} inputs of the fixed sequence")
-    n_reps = check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
     n_thresholds = check_int(n_thresholds, "n_thresholds", minimum=2)
+    if radius is not None:
+        radius = check_float(radius, "radius", positive=True)
+    if query_prob is not None:
+        query_prob = check_float(query_prob, "query_prob", minimum=0.0, maximum=1.0)
+    if eta is not None:
+        eta = check_float(eta, "eta", positive=True)
     if not isinstance(allow_queries, (bool, np.bool_)):
         raise TypeError(f"allow_queries must be a bool, got {type(allow_queries).__name__}")
-    eps = horizon ** (-2.0 / 3.0) if radius is None else check_float(radius, "radius", positive=True)
-    p = min(1.0, horizon ** (-1.0 / 3.0)) if query_prob is None else check_float(
-        query_prob, "query_prob", minimum=0.0, maximum=1.0)
-    if eta is None:
-        eta = p if p > 0 else 1.0
-    eta = check_float(eta, "eta", positive=True)
-    if checkpoints is None:
-        checkpoints = np.unique(np.round(np.geomspace(1, horizon, 30)).astype(np.int64))
-    checkpoints = np.asarray(checkpoints)
-    if (checkpoints.ndim != 1 or checkpoints.size < 1 or checkpoints.dtype.kind not in "iu"
-            or np.any(np.diff(checkpoints) <= 0) or checkpoints[0] < 1 or checkpoints[-1] > horizon):
-        raise ValueError(f"checkpoints must be increasing integers in [1, horizon={horizon}]")
-
-    seed_u = seed_to_uint64(seed)
-    reps = np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64)
-    rows = np.arange(n_reps)
+    allow_queries = bool(allow_queries)
+    params = {"n_thresholds": n_thresholds, "radius": radius, "query_prob": query_prob, "eta": eta,
+              "allow_queries": allow_queries}
+    params = {k: v for k, v in params.items() if v is not None}
     grid = np.linspace(0.0, 1.0, n_thresholds)
-    n_cells = max(1, math.ceil(1.0 / eps))
-    if n_cells * n_reps > 5 * 10**7:
-        raise ValueError(f"radius={eps:g} needs {n_cells} cells per replication; with n_reps={n_reps} that is "
-                         "more than 5e7 (use a larger radius or fewer replications per call)")
-    # per label, the smallest and largest queried input of each eps-cell (padded by one cell each side)
-    cmin = np.full((2, n_reps, n_cells + 2), np.inf)
-    cmax = np.full((2, n_reps, n_cells + 2), -np.inf)
-    L_hat = np.zeros((n_reps, n_thresholds))
-    cum_w = np.tile(np.arange(n_thresholds + 1, dtype=np.float64), (n_reps, 1))  # prefix sums of the weights
-    log_p, log_m, add = np.zeros(n_reps), np.zeros(n_reps), np.zeros(n_reps)
-    n_q, n_z, n_mis, n_hmis = (np.zeros(n_reps, dtype=np.int64) for _ in range(4))
-    q_path = np.empty((checkpoints.size, n_reps), dtype=np.int64)
-    lp_path = np.empty((checkpoints.size, n_reps))
-    with np.errstate(over="ignore"):
-        lkey = stream_key(rep_key(seed_u, reps), LEARNER_STREAM)
-        u_cat = uniform(stream_key(rep_key(seed_u, reps), _CAT_STREAM), np.uint64(0))
-    j = 0
-    t0 = time.perf_counter()
-    for t in range(horizon):
-        x = _check_inputs(instance.inputs(seed_u, reps, t), n_reps, t)
+
+    def check_spec(spec):
+        if spec.feedback != "mentor":
+            raise ValueError(f"mentor_hedge runs on mentor environments (threshold_mentor), got feedback "
+                             f"{spec.feedback!r}")
+
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps = check_int(n_reps, "n_reps")
+        check_spec(spec)
+        horizon = spec.horizon if spec.horizon is not None else spec.max_horizon
+        if horizon is None and (radius is None or query_prob is None):
+            raise ValueError("mentor_hedge tunes radius and query_prob to the horizon: run it through sim.run "
+                             "or give both")
+        eps = horizon ** (-2.0 / 3.0) if radius is None else radius
+        p = min(1.0, horizon ** (-1.0 / 3.0)) if query_prob is None else query_prob
+        rate = eta if eta is not None else (p if p > 0 else 1.0)
+        n_cells = max(1, math.ceil(1.0 / eps))
+        if n_cells * n_reps > MAX_CELLS:
+            raise ValueError(f"radius={eps:g} needs {n_cells} cells per replication; with n_reps={n_reps} that is "
+                             f"more than {MAX_CELLS:.0e} (use a larger radius or fewer replications per run)")
+        return MentorHedgeState(
+            cmin=np.full((n_reps, 2, n_cells + 2), np.inf), cmax=np.full((n_reps, 2, n_cells + 2), -np.inf),
+            loss_estimates=np.zeros((n_reps, n_thresholds)),
+            cum_weights=np.tile(np.arange(n_thresholds + 1, dtype=np.float64), (n_reps, 1)),
+            radius=float(eps), query_prob=float(p), eta=float(rate))
+
+    def _cell(state, x):
+        n_cells = state.cmin.shape[2] - 2
+        return np.minimum((x / state.radius).astype(np.int64), n_cells - 1) + 1
+
+    def act(state, x, keys):
+        n_reps = x.shape[0]
+        rows = np.arange(n_reps)
         with np.errstate(over="ignore"):
-            key = round_key(lkey, np.uint64(t))
-            u_act, u_q = uniform(key, np.uint64(0)), uniform(key, np.uint64(1))
+            u_act, u_q = uniform(keys, np.uint64(0)), uniform(keys, np.uint64(1))
         # the sampled threshold is <= x (action 1) iff u falls in the prefix mass of the thresholds <= x
+        cw = state.cum_weights
         n_le = np.searchsorted(grid, x, side="right")
-        a = (u_act * cum_w[:, -1] < cum_w[rows, n_le]).astype(np.int64)
-        m = instance.mentor_action(x)
-        n_hmis += a != m
-        c = np.minimum((x / eps).astype(np.int64), n_cells - 1) + 1
+        a = (u_act * cw[:, -1] < cw[rows, n_le]).astype(np.int64)
         if allow_queries:
-            z = u_q < p
-            near = ((cmax[a, rows, c] > -np.inf) | (cmax[a, rows, c - 1] >= x - eps)
-                    | (cmin[a, rows, c + 1] <= x + eps))
+            eps, c = state.radius, _cell(state, x)
+            z = u_q < state.query_prob
+            near = ((state.cmax[rows, a, c] > -np.inf) | (state.cmax[rows, a, c - 1] >= x - eps)
+                    | (state.cmin[rows, a, c + 1] <= x + eps))
             q = z | ~near
         else:
             z = q = np.zeros(n_reps, dtype=bool)
-        y = np.where(q, m, a)
-        mu, mu_m = instance.payoff(x, y), instance.payoff(x, m)
-        with np.errstate(divide="ignore"):
-            log_p += np.log(mu)
-            log_m += np.log(mu_m)
-        add += mu_m - mu
-        n_mis += ~q & (a != m)
-        n_q += q
-        n_z += z
+        return MentorAction(a, q, z), state
+
+    def update(state, action, feedback, keys=None):
+        x, m = feedback
+        q, z = action.query, action.random_query
+        cmin, cmax, L_hat, cum_w = state.cmin, state.cmax, state.loss_estimates, state.cum_weights
         if q.any():
-            rq, lq, cq = rows[q], m[q], c[q]
-            cmin[lq, rq, cq] = np.minimum(cmin[lq, rq, cq], x[q])
-            cmax[lq, rq, cq] = np.maximum(cmax[lq, rq, cq], x[q])
+            rows = np.arange(x.shape[0])
+            rq, lq, cq = rows[q], m[q], _cell(state, x)[q]
+            cmin, cmax = cmin.copy(), cmax.copy()
+            cmin[rq, lq, cq] = np.minimum(cmin[rq, lq, cq], x[q])
+            cmax[rq, lq, cq] = np.maximum(cmax[rq, lq, cq], x[q])
         if z.any():
+            L_hat, cum_w = L_hat.copy(), cum_w.copy()
             says1 = grid[None, :] <= x[z, None]
-            L_hat[z] += (says1 != (m[z, None] == 1)) / p
-            w = np.exp(-eta * (L_hat[z] - L_hat[z].min(axis=1, keepdims=True)))
+            L_hat[z] += (says1 != (m[z, None] == 1)) / state.query_prob
+            w = np.exp(-state.eta * (L_hat[z] - L_hat[z].min(axis=1, keepdims=True)))
             cum_w[z, 1:] = np.cumsum(w, axis=1)
-        if t + 1 == checkpoints[j]:
-            q_path[j], lp_path[j] = n_q, log_p
-            j = min(j + 1, checkpoints.size - 1)
-    wall = time.perf_counter() - t0
-    prod, prod_m = np.exp(log_p), np.exp(log_m)
-    return MentorResult(log_p, log_m, prod_m - prod, add, n_q, n_z, n_mis, n_hmis, u_cat >= prod,
-                        checkpoints.astype(np.int64), q_path, lp_path, horizon, n_thresholds, float(eps),
-                        float(p), float(eta), int(seed_u), wall)
+        return state._replace(cmin=cmin, cmax=cmax, loss_estimates=L_hat, cum_weights=cum_w)
 
-
-def _check_inputs(x, n_reps, t):
-    x = np.asarray(x, dtype=np.float64)
-    if x.shape != (n_reps,):
-        raise ValueError(f"round {t}: inputs of shape {x.shape}, expected ({n_reps},)")
-    if not np.all(np.isfinite(x)) or np.any((x < 0) | (x > 1)):
-        raise ValueError(f"round {t}: inputs must lie in [0, 1]")
-    return x
+    return Learner(name="mentor_hedge", feedback="mentor", init=init, act=act, update=update, params=params,
+                   doc=mentor_hedge.__doc__, check_spec=check_spec)

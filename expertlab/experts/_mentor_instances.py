@@ -16,8 +16,11 @@ that satisfies the local-generalisation assumption
 action at :math:`x'` differs from its action at :math:`x` only when
 :math:`\theta^*` lies between them, and then :math:`|x - x'| \ge |x - \theta^*|`.
 
-Input sequences are a pure function of ``(seed, replication, round)``
-(:mod:`expertlab._random`): ``"iid"`` uniform inputs, the deterministic
+The environment (feedback kind ``"mentor"``, one input per round) is a
+:class:`ThresholdMentor` built by :func:`threshold_mentor`; the learner that
+asks is :func:`expertlab.experts.mentor_hedge`, run through
+:func:`expertlab.sim.run`.  Input sequences are a pure function of the
+environment's round key (:mod:`expertlab._random`): ``"iid"`` uniform inputs, the deterministic
 ``"sweep"`` (the base-2 van der Corput sequence, the same in every
 replication), the oblivious adversary ``"boundary"`` (deterministic inputs
 within ``width`` of :math:`\theta^*`, alternating sides, where the payoff of
@@ -27,26 +30,83 @@ fixed array.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+import dataclasses
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from .._random import rep_key, round_key, stream_key, uniform
+from .._random import stream_key, uniform
 from .._validation import check_float, check_in
+from ..sim._protocol import EnvSpec, Environment, Metric
 
-__all__ = ["MentorInstance", "threshold_mentor", "INPUT_KINDS"]
+__all__ = ["ThresholdMentor", "MentorAction", "MentorFeedback", "threshold_mentor", "INPUT_KINDS"]
 
 _INPUT_STREAM = np.uint64(0x510E527FADE682D1)
+_CAT_STREAM = np.uint64(0x9B05688C2B3E6C1F)
 
 #: Built-in input sequences of :func:`threshold_mentor`.
 INPUT_KINDS = ("iid", "sweep", "boundary")
 
 
-class MentorInstance(NamedTuple):
-    """A threshold mentor on [0, 1], its payoff and its input sequence.
+class MentorAction(NamedTuple):
+    """A ``"mentor"`` learner's action.
 
-    ``inputs(seed_u, reps, t) -> (n_reps,)`` gives round ``t``'s input of every
-    replication; ``n_inputs`` is the length of a fixed sequence (``None``: unbounded).
+    Attributes
+    ----------
+    action : ndarray of int, shape (n_reps,)
+        The action the learner proposes (0 or 1); taken when it does not ask.
+    query : ndarray of bool, shape (n_reps,)
+        Where the learner asks the mentor, whose action is then taken and revealed.
+    random_query : ndarray of bool, shape (n_reps,), optional
+        The queries made by a random (exploration) rule, for the ``random_queries`` metric.
+    """
+
+    action: Any
+    query: Any
+    random_query: Any = None
+
+
+class MentorFeedback(NamedTuple):
+    """What a ``"mentor"`` learner is told: the input ``x`` and the mentor's action where it asked (-1 elsewhere)."""
+
+    x: Any
+    mentor_action: Any
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class ThresholdMentor(Environment):
+    r"""A threshold mentor on [0, 1], its payoff and its input sequence (build it with :func:`threshold_mentor`).
+
+    ``inputs(keys, t) -> (n_reps,)`` gives round ``t``'s input of every
+    replication from the round's environment keys; ``n_inputs`` is the
+    length of a fixed sequence (``None``: unbounded).  Each round the learner
+    sees :math:`x_t` and returns a :class:`MentorAction`; where it asks, the
+    mentor's action :math:`\pi^m(x_t)` is taken and revealed.
+
+    Metrics
+    -------
+    With :math:`y_t` the action taken and :math:`\mu` the payoff:
+
+    ``queries``, ``query_rate``
+        Rounds in which the mentor was asked, and that count over the rounds so far.
+    ``mistakes``
+        Rounds in which the learner acted and its action differed from the mentor's.
+    ``proposal_mistakes`` (on request)
+        Rounds in which the proposed action differed from the mentor's (acted on or not).
+    ``random_queries`` (on request; learners that report ``random_query``)
+        Queries made by the learner's random rule.
+    ``log_product``, ``mentor_log_product``
+        :math:`\sum_t \log \mu(x_t, y_t)` (``-inf`` once a payoff is 0) and
+        :math:`\sum_t \log \mu(x_t, \pi^m(x_t))`.
+    ``multiplicative_regret``
+        :math:`\prod_t \mu(x_t, \pi^m(x_t)) - \prod_t \mu(x_t, y_t)`.
+    ``additive_regret``
+        :math:`\sum_t \mu(x_t, \pi^m(x_t)) - \mu(x_t, y_t)`.
+    ``catastrophe``
+        1.0 once a sampled catastrophe has happened: one uniform :math:`U`
+        per replication (drawn at ``reset`` from the environment's stream) and
+        catastrophe when :math:`U \ge \prod_t \mu(x_t, y_t)`, which has
+        probability :math:`1 - \prod_t \mu(x_t, y_t)`.
     """
 
     name: str
@@ -54,7 +114,14 @@ class MentorInstance(NamedTuple):
     lipschitz: float
     inputs: Callable
     n_inputs: int | None
-    params: dict
+    params: Mapping[str, Any]
+
+    default_metrics = ("queries", "query_rate", "mistakes", "log_product", "multiplicative_regret",
+                       "additive_regret", "catastrophe")
+
+    @property
+    def spec(self) -> EnvSpec:
+        return EnvSpec(feedback="mentor", unit="round", n_actions=2, max_horizon=self.n_inputs)
 
     def mentor_action(self, x):
         """The mentor's action :math:`\\mathbb 1[x \\ge \\theta^*]` (int array, the shape of ``x``)."""
@@ -65,6 +132,91 @@ class MentorInstance(NamedTuple):
         x = np.asarray(x, dtype=np.float64)
         right = np.asarray(action) == self.mentor_action(x)
         return np.where(right, 1.0, np.maximum(0.0, 1.0 - self.lipschitz * np.abs(x - self.threshold)))
+
+    def reset(self, n_reps, keys, xp):
+        with np.errstate(over="ignore"):
+            return uniform(stream_key(keys, _CAT_STREAM), np.uint64(0))  # the catastrophe uniforms
+
+    def observe(self, env_state, t, keys):
+        return _check_inputs(self.inputs(keys, t), keys.shape[0], t)
+
+    def step(self, env_state, action, t, keys):
+        if not isinstance(action, MentorAction):
+            raise TypeError(f"a mentor learner must return a MentorAction, got {type(action).__name__}")
+        n_reps = keys.shape[0]
+        x = _check_inputs(self.inputs(keys, t), n_reps, t)
+        a, q = np.asarray(action.action), np.asarray(action.query)
+        if a.shape != (n_reps,) or q.shape != (n_reps,) or q.dtype != bool or a.dtype.kind not in "iu":
+            raise ValueError(f"MentorAction must hold an int action and a bool query of shape ({n_reps},), got "
+                             f"{a.dtype} {a.shape} and {q.dtype} {q.shape}")
+        m = self.mentor_action(x)
+        y = np.where(q, m, a)
+        info = {"x": x, "mentor": m, "proposal": a, "query": q, "random_query": action.random_query,
+                "payoff": self.payoff(x, y), "mentor_payoff": self.payoff(x, m), "u_cat": env_state}
+        return env_state, MentorFeedback(x, np.where(q, m, -1)), info
+
+    def available_metrics(self) -> Mapping[str, Metric]:
+        return {
+            "queries": _count("queries", lambda i: i["query"]),
+            "query_rate": _query_rate(),
+            "mistakes": _count("mistakes", lambda i: ~i["query"] & (i["proposal"] != i["mentor"])),
+            "proposal_mistakes": _count("proposal_mistakes", lambda i: i["proposal"] != i["mentor"]),
+            "random_queries": _count("random_queries", _random_queries),
+            "log_product": _sum("log_product", lambda i: _log(i["payoff"])),
+            "mentor_log_product": _sum("mentor_log_product", lambda i: _log(i["mentor_payoff"])),
+            "multiplicative_regret": _products("multiplicative_regret",
+                                               lambda lp, lm, u: np.exp(lm) - np.exp(lp)),
+            "additive_regret": _sum("additive_regret", lambda i: i["mentor_payoff"] - i["payoff"]),
+            "catastrophe": _products("catastrophe", lambda lp, lm, u: (u >= np.exp(lp)) * 1.0),
+        }
+
+
+def _log(mu):
+    with np.errstate(divide="ignore"):
+        return np.log(mu)
+
+
+def _random_queries(info):
+    z = info["random_query"]
+    if z is None:
+        raise ValueError("metric 'random_queries' needs a learner that reports MentorAction.random_query, "
+                         "such as expertlab.experts.mentor_hedge()")
+    return np.asarray(z)
+
+
+def _count(name, what) -> Metric:
+    def init(n_reps, xp):
+        return np.zeros(n_reps)
+
+    def update(acc, info, t):
+        return acc + what(info)
+
+    return Metric(name, init, update, lambda acc: acc)
+
+
+def _sum(name, what) -> Metric:
+    return _count(name, what)
+
+
+def _query_rate() -> Metric:
+    def init(n_reps, xp):
+        return (np.zeros(n_reps), 0)
+
+    def update(acc, info, t):
+        return (acc[0] + info["query"], t + 1)
+
+    return Metric("query_rate", init, update, lambda acc: acc[0] / max(acc[1], 1))
+
+
+def _products(name, fn) -> Metric:
+    """A function of the learner's and the mentor's log products and the catastrophe uniform."""
+    def init(n_reps, xp):
+        return (np.zeros(n_reps), np.zeros(n_reps), None)
+
+    def update(acc, info, t):
+        return (acc[0] + _log(info["payoff"]), acc[1] + _log(info["mentor_payoff"]), info["u_cat"])
+
+    return Metric(name, init, update, lambda acc: fn(acc[0], acc[1], acc[2]))
 
 
 def _van_der_corput(n: int) -> float:
@@ -78,7 +230,7 @@ def _van_der_corput(n: int) -> float:
 
 
 def threshold_mentor(threshold: float = 0.5, lipschitz: float = 1.0, inputs="iid",
-                     width: float = 0.05) -> MentorInstance:
+                     width: float = 0.05) -> ThresholdMentor:
     r"""The [0, 1] threshold-mentor instance.
 
     Parameters
@@ -99,7 +251,8 @@ def threshold_mentor(threshold: float = 0.5, lipschitz: float = 1.0, inputs="iid
 
     Returns
     -------
-    MentorInstance
+    ThresholdMentor
+        An environment with feedback kind ``"mentor"`` (unit ``"round"``).
 
     Notes
     -----
@@ -111,10 +264,12 @@ def threshold_mentor(threshold: float = 0.5, lipschitz: float = 1.0, inputs="iid
 
     Examples
     --------
-    >>> inst = threshold_mentor(0.5, lipschitz=2.0, inputs=[0.2, 0.7])
-    >>> x = inst.inputs(np.uint64(0), np.arange(2, dtype=np.uint64), 1)
-    >>> x.tolist(), inst.mentor_action(x).tolist(), inst.payoff(x, [0, 0]).tolist()
+    >>> env = threshold_mentor(0.5, lipschitz=2.0, inputs=[0.2, 0.7])
+    >>> x = env.observe(None, 1, np.arange(2, dtype=np.uint64))  # round 1 of two replications
+    >>> x.tolist(), env.mentor_action(x).tolist(), env.payoff(x, [0, 0]).tolist()
     ([0.7, 0.7], [1, 1], [0.6000000000000001, 0.6000000000000001])
+    >>> env.spec
+    EnvSpec(feedback='mentor', unit='round', n_actions=2, horizon=None)
     """
     threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0)
     lipschitz = check_float(lipschitz, "lipschitz", positive=True)
@@ -123,30 +278,39 @@ def threshold_mentor(threshold: float = 0.5, lipschitz: float = 1.0, inputs="iid
     if isinstance(inputs, str):
         kind = check_in(inputs, "inputs", INPUT_KINDS)
         if kind == "iid":
-            def fn(seed_u, reps, t):
+            def fn(keys, t):
                 with np.errstate(over="ignore"):
-                    k = stream_key(round_key(rep_key(np.uint64(seed_u), reps), np.uint64(t)), _INPUT_STREAM)
-                    return uniform(k, np.uint64(0))
+                    return uniform(stream_key(keys, _INPUT_STREAM), np.uint64(0))
         elif kind == "sweep":
-            def fn(seed_u, reps, t):
-                return np.full(reps.size, _van_der_corput(t + 1))
+            def fn(keys, t):
+                return np.full(keys.shape[0], _van_der_corput(t + 1))
         else:
-            def fn(seed_u, reps, t):
+            def fn(keys, t):
                 side = 1.0 if t % 2 == 0 else -1.0
                 x = min(1.0, max(0.0, threshold + side * width * _van_der_corput(t // 2 + 1)))
-                return np.full(reps.size, x)
+                return np.full(keys.shape[0], x)
         name = f"threshold_mentor_{kind}"
     else:
-        seq = np.asarray(inputs, dtype=np.float64)
+        seq = np.array(inputs, dtype=np.float64)
         if seq.ndim != 1 or seq.size < 1:
             raise ValueError(f"inputs must be a name in {INPUT_KINDS} or a 1-D array of inputs, got shape "
                              f"{seq.shape}")
         if not np.all(np.isfinite(seq)) or np.any((seq < 0) | (seq > 1)):
             raise ValueError("inputs must be finite and lie in [0, 1]")
+        seq.flags.writeable = False
         n_inputs, kind, name = seq.size, "fixed", "threshold_mentor_fixed"
 
-        def fn(seed_u, reps, t):
-            return np.full(reps.size, seq[t])
+        def fn(keys, t):
+            return np.full(keys.shape[0], seq[t])
 
-    return MentorInstance(name, threshold, lipschitz, fn, n_inputs,
-                          dict(threshold=threshold, lipschitz=lipschitz, inputs=kind, width=width))
+    return ThresholdMentor(name, threshold, lipschitz, fn, n_inputs,
+                           dict(threshold=threshold, lipschitz=lipschitz, inputs=kind, width=width))
+
+
+def _check_inputs(x, n_reps, t):
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape != (n_reps,):
+        raise ValueError(f"round {t}: inputs of shape {x.shape}, expected ({n_reps},)")
+    if not np.all(np.isfinite(x)) or np.any((x < 0) | (x > 1)):
+        raise ValueError(f"round {t}: inputs must lie in [0, 1]")
+    return x

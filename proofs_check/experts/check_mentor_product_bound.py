@@ -29,8 +29,9 @@ Hypothesis draws payoff sequences on [0, 1] (with 0 and 1 as endpoints) for
 (1).  For (2) it draws a threshold, :math:`L`, :math:`\varepsilon`, an input
 sequence and an arbitrary proposal sequence, and runs a plain-Python
 transcription of the rule on the threshold-mentor payoff; then it runs the
-library's :func:`expertlab.experts.ask_mentor` (Hedge proposals) on the same
-inputs and checks the aggregated consequences on every replication:
+library's :func:`expertlab.experts.mentor_hedge` (Hedge proposals) through
+:func:`expertlab.sim.run` on the same inputs and checks the aggregated
+consequences, read off the environment's metrics, on every replication:
 :math:`R^\times \le R^+ \le L\varepsilon M` and
 :math:`Q \le Z + H + 2(\lfloor 1/\varepsilon\rfloor + 1)` (random queries
 :math:`Z`, wrong proposals :math:`H`).
@@ -51,7 +52,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from expertlab.experts import ask_mentor, threshold_mentor
+from expertlab import sim
+from expertlab.experts import mentor_hedge, threshold_mentor
 
 pytestmark = pytest.mark.proof
 
@@ -115,11 +117,14 @@ def test_supported_actions_cost_at_most_L_eps(case):
 @given(rule_cases(), st.sampled_from([2, 5, 33]), st.sampled_from([0.0, 0.2, 1.0]))
 def test_library_learner_satisfies_the_aggregated_bounds(case, n_thresholds, p):
     theta, L, eps, xs, _ = case
-    inst = threshold_mentor(theta, L, inputs=xs)
-    res = ask_mentor(inst, len(xs), n_reps=8, seed=0, n_thresholds=n_thresholds, radius=eps, query_prob=p)
-    assert np.all(res.multiplicative_regret <= res.additive_regret + 1e-12)
-    assert np.all(res.additive_regret <= L * eps * res.n_mistakes + 1e-12)
-    assert np.all(res.n_queries <= res.n_random_queries + res.hedge_mistakes + 2 * (math.floor(1 / eps) + 1))
+    env = threshold_mentor(theta, L, inputs=xs)
+    names = ("multiplicative_regret", "additive_regret", "mistakes", "queries", "random_queries", "proposal_mistakes")
+    res = sim.run(mentor_hedge(n_thresholds, radius=eps, query_prob=p), env, horizon=len(xs), n_reps=8, seed=0,
+                  metrics=names)
+    f = {k: res.metrics[k][-1] for k in names}
+    assert np.all(f["multiplicative_regret"] <= f["additive_regret"] + 1e-12)
+    assert np.all(f["additive_regret"] <= L * eps * f["mistakes"] + 1e-12)
+    assert np.all(f["queries"] <= f["random_queries"] + f["proposal_mistakes"] + 2 * (math.floor(1 / eps) + 1))
 
 
 def test_self_check_label_blind_rule_by_hand():

@@ -13,58 +13,65 @@ queries never learns anything and is almost surely ruined.
 import numpy as np
 
 from expertlab import sim
-from expertlab.experts import ask_mentor, threshold_mentor
+from expertlab.experts import mentor_hedge, threshold_mentor
 from expertlab.experts._claims_mentor import no_query_survival
 
+_FINAL = ("queries", "query_rate", "multiplicative_regret", "additive_regret", "catastrophe")
 
-def _runs(s, seed, inputs, n_reps):
-    out = []
+
+def _final(res):
+    """The values at the horizon of the metrics the claims read, each of shape (n_reps,)."""
+    return {k: res.metrics[k][-1] for k in _FINAL}
+
+
+def _runs(s, backend, seed, inputs, n_reps, **kw):
+    """One run per horizon, each with the learner tuned to it (radius T^(-2/3), query rate T^(-1/3))."""
+    out, wall = [], 0.0
     for T in s["horizons"]:
         eps = T ** (-2.0 / 3.0)
-        inst = threshold_mentor(s["threshold"], s["lipschitz"], inputs=inputs, width=eps)
-        out.append(ask_mentor(inst, T, n_reps=n_reps, seed=seed, n_thresholds=s["n_thresholds"]))
-    return out
+        env = threshold_mentor(s["threshold"], s["lipschitz"], inputs=inputs, width=eps)
+        res = sim.run(mentor_hedge(s["n_thresholds"], **kw), env, horizon=T, n_reps=n_reps, seed=seed,
+                      backend=backend, metrics=_FINAL)
+        out.append(_final(res))
+        wall += res.wall_time
+    return out, wall
 
 
 def query_rate(s, backend, seed):
     x = np.array(s["horizons"], dtype=float)
-    res = _runs(s, seed, "iid", s["n_reps"])
-    adv = _runs(s, seed, "boundary", s["n_reps_adversary"])
+    res, w1 = _runs(s, backend, seed, "iid", s["n_reps"])
+    adv, w2 = _runs(s, backend, seed, "boundary", s["n_reps_adversary"])
     return sim.Measurement(
-        x=x, y=np.stack([r.query_rate for r in res]), xlabel="horizon T", ylabel="queries / T (iid inputs)",
-        curves={"boundary adversary": (x, np.array([r.query_rate.mean() for r in adv])),
+        x=x, y=np.stack([r["query_rate"] for r in res]), xlabel="horizon T", ylabel="queries / T (iid inputs)",
+        curves={"boundary adversary": (x, np.array([r["query_rate"].mean() for r in adv])),
                 "T^(-1/3)": (x, x ** (-1.0 / 3.0))},
-        info={"wall_time": sum(r.wall_time for r in res + adv)})
+        info={"wall_time": w1 + w2})
 
 
 def multiplicative_regret(s, backend, seed):
     x = np.array(s["horizons"], dtype=float)
-    res = _runs(s, seed, "iid", s["n_reps"])
-    adv = _runs(s, seed, "boundary", s["n_reps_adversary"])
+    res, w1 = _runs(s, backend, seed, "iid", s["n_reps"])
+    adv, w2 = _runs(s, backend, seed, "boundary", s["n_reps_adversary"])
     return sim.Measurement(
-        x=x, y=np.stack([r.multiplicative_regret for r in res]), xlabel="horizon T",
+        x=x, y=np.stack([r["multiplicative_regret"] for r in res]), xlabel="horizon T",
         ylabel="mentor's product − learner's product (iid inputs)",
-        curves={"boundary adversary": (x, np.array([r.multiplicative_regret.mean() for r in adv])),
-                "additive regret (iid)": (x, np.array([r.additive_regret.mean() for r in res])),
+        curves={"boundary adversary": (x, np.array([r["multiplicative_regret"].mean() for r in adv])),
+                "additive regret (iid)": (x, np.array([r["additive_regret"].mean() for r in res])),
                 "T^(-1/3)": (x, x ** (-1.0 / 3.0))},
-        info={"wall_time": sum(r.wall_time for r in res + adv)})
+        info={"wall_time": w1 + w2})
 
 
 def no_query_catastrophe(s, backend, seed):
     x = np.array(s["horizons"], dtype=float)
-    inst = threshold_mentor(s["threshold"], s["lipschitz"], inputs="iid")
-    base, asking = [], []
-    for T in s["horizons"]:
-        base.append(ask_mentor(inst, T, n_reps=s["n_reps"], seed=seed, n_thresholds=s["n_thresholds"],
-                               allow_queries=False))
-        asking.append(ask_mentor(inst, T, n_reps=s["n_reps"], seed=seed, n_thresholds=s["n_thresholds"]))
+    base, w1 = _runs(s, backend, seed, "iid", s["n_reps"], allow_queries=False)
+    asking, w2 = _runs(s, backend, seed, "iid", s["n_reps"])
     m = no_query_survival(s["n_thresholds"], s["threshold"], s["lipschitz"])
     return sim.Measurement(
-        x=x, y=np.stack([r.catastrophe.astype(float) for r in base]), xlabel="horizon T",
+        x=x, y=np.stack([r["catastrophe"] for r in base]), xlabel="horizon T",
         ylabel="catastrophe frequency without queries",
         curves={"exact 1 − m^T": (x, 1.0 - m ** x),
-                "learner that asks": (x, np.array([r.catastrophe.mean() for r in asking]))},
-        info={"wall_time": sum(r.wall_time for r in base + asking)})
+                "learner that asks": (x, np.array([r["catastrophe"].mean() for r in asking]))},
+        info={"wall_time": w1 + w2})
 
 
 _INST = dict(threshold=0.5, lipschitz=1.0, n_thresholds=33)
