@@ -21,8 +21,8 @@ from ._ftl import FTLState, FTPLState, ftl, ftpl
 from ._groupwise import (GROUP_NAMES, GroupContext, GroupFeedback, GroupPrediction, GroupRegression, GroupwiseState,
                          groupwise, intersecting_groups, linear_grid, pooled_regression)
 from ._hedge import HedgeState, hedge
-from ._lomar import (MATCHING_EXPERTS, PROPOSERS, BipartiteInstance, LOMARResult, fixed_bipartite, lomar,
-                     random_bipartite)
+from ._lomar import (MATCHING_EXPERTS, PROPOSERS, Arrival, BipartiteArrivals, LOMARState, Match, MatchFeedback,
+                     fixed_bipartite, lomar, matching_proposer, random_bipartite)
 from ._memory_bounded import MemoryBoundedState, memory_bounded, state_nbytes
 from ._memory_adaptive import (AdaptiveAdversary, AttackState, MemoryAdaptiveState, memory_adaptive,
                                recent_plays_attack)
@@ -133,12 +133,16 @@ __all__ = [
     "intersecting_groups",
     "linear_grid",
     # learning-augmented matching
-    "BipartiteInstance",
-    "LOMARResult",
+    "Arrival",
+    "BipartiteArrivals",
+    "LOMARState",
     "MATCHING_EXPERTS",
+    "Match",
+    "MatchFeedback",
     "PROPOSERS",
     "fixed_bipartite",
     "lomar",
+    "matching_proposer",
     "random_bipartite",
     # mentor queries
     "MENTOR_INPUT_KINDS",

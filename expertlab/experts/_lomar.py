@@ -7,98 +7,39 @@ skipped.  A *proposer* (any policy, typically a learned one) suggests an
 action each round; LOMAR follows it only while a reservation inequality
 keeps its reward provably within :math:`\rho` of an *expert* algorithm's.
 
-The simulation is array code over replications (one Python iteration per
-arrival, every replication at once); random weights are a pure function of
-``(seed, replication, round, node)`` (:mod:`expertlab._random`).
+The arrival sequence is the environment (:func:`random_bipartite`,
+:func:`fixed_bipartite`; feedback kind ``"matching"``, one arrival per
+round).  It also runs the expert alone on the same arrivals, as the
+benchmark of the robustness guarantee, and tells the learner the expert's
+move each round.  The learners are :func:`lomar` and the proposer run alone
+(:func:`matching_proposer`); both run through :func:`expertlab.sim.run`.
+Everything is array code over replications; random weights are a pure
+function of the environment's round key, and random proposers draw from the
+learner's round key (:mod:`expertlab._random`).
+
+Protocol of the ``"matching"`` feedback
+---------------------------------------
+``observe`` gives an :class:`Arrival`; ``act`` returns a :class:`Match`
+(the node taken, ``-1`` to skip; it must be free and have an edge);
+``update`` receives a :class:`MatchFeedback` (the learner's and the
+expert's gains).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
-from typing import Callable, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from .._random import rep_key, round_key, seed_to_uint64, stream_key, uniform
+from .._random import round_key, stream_key, uniform
 from .._validation import check_float, check_in, check_int
+from ..sim._protocol import EnvSpec, Environment, Learner, Metric
 
-__all__ = ["BipartiteInstance", "LOMARResult", "lomar", "random_bipartite", "fixed_bipartite", "PROPOSERS",
-           "MATCHING_EXPERTS"]
+__all__ = ["BipartiteArrivals", "Arrival", "Match", "MatchFeedback", "LOMARState", "lomar", "matching_proposer",
+           "random_bipartite", "fixed_bipartite", "PROPOSERS", "MATCHING_EXPERTS"]
 
 _EDGE_STREAM = np.uint64(0x3C6EF372FE94F82B)
-_PROP_STREAM = np.uint64(0xA54FF53A5F1D36F1)
-
-
-class BipartiteInstance(NamedTuple):
-    """Offline nodes, arrivals and the law of the edge weights.
-
-    ``weights(seed_u, reps, t) -> (n_reps, n_offline)`` gives round ``t``'s
-    weights of every replication; ``w_max`` bounds every weight.
-    """
-
-    name: str
-    n_offline: int
-    n_online: int
-    w_max: float
-    weights: Callable
-    params: dict
-
-
-def random_bipartite(n_offline: int, n_online: int, edge_prob: float = 0.5, w_max: float = 1.0) -> BipartiteInstance:
-    r"""Random bipartite graph: each (arrival, offline node) edge is present with probability
-    ``edge_prob`` and has a weight uniform on :math:`(0, w_{\max})`.
-
-    Examples
-    --------
-    >>> inst = random_bipartite(4, 6, edge_prob=0.5)
-    >>> w = inst.weights(np.uint64(0), np.arange(3, dtype=np.uint64), 0)
-    >>> w.shape, bool(((w >= 0) & (w < 1)).all())
-    ((3, 4), True)
-    """
-    n_offline = check_int(n_offline, "n_offline")
-    n_online = check_int(n_online, "n_online")
-    edge_prob = check_float(edge_prob, "edge_prob", minimum=0.0, maximum=1.0)
-    if edge_prob == 0.0:
-        raise ValueError("edge_prob must be > 0: a graph without edges has no feasible match")
-    w_max = check_float(w_max, "w_max", positive=True)
-    idx = np.arange(n_offline, dtype=np.uint64)[None, :]
-
-    def weights(seed_u, reps, t):
-        with np.errstate(over="ignore"):
-            k = stream_key(round_key(rep_key(np.uint64(seed_u), reps), np.uint64(t)), _EDGE_STREAM)[:, None]
-            edge = uniform(k, idx) < edge_prob
-            w = w_max * uniform(k, idx + np.uint64(n_offline))
-        return np.where(edge, w, 0.0)
-
-    return BipartiteInstance("random_bipartite", n_offline, n_online, w_max, weights,
-                             dict(n_offline=n_offline, n_online=n_online, edge_prob=edge_prob, w_max=w_max))
-
-
-def fixed_bipartite(weights, w_max: float | None = None) -> BipartiteInstance:
-    """A fixed weight matrix of shape ``(n_online, n_offline)``, the same in every replication.
-
-    Examples
-    --------
-    >>> fixed_bipartite([[1.0, 0.0], [0.5, 0.5]]).n_online
-    2
-    """
-    W = np.asarray(weights, dtype=np.float64)
-    if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
-        raise ValueError(f"weights must have shape (n_online, n_offline), got {W.shape}")
-    if not np.all(np.isfinite(W)) or np.any(W < 0):
-        raise ValueError("weights must be finite and non-negative (0 means no edge)")
-    if not np.any(W > 0):
-        raise ValueError("weights has no edge: the graph has no feasible match")
-    w_max = float(W.max()) if w_max is None else check_float(w_max, "w_max", positive=True)
-    if W.max() > w_max:
-        raise ValueError(f"w_max={w_max} is below the largest weight {W.max()}")
-
-    def weights_fn(seed_u, reps, t):
-        return np.broadcast_to(W[t], (reps.size, W.shape[1]))
-
-    return BipartiteInstance("fixed_bipartite", W.shape[1], W.shape[0], w_max, weights_fn,
-                             dict(n_offline=W.shape[1], n_online=W.shape[0], w_max=w_max))
 
 
 # ---------------------------------------------------------------------------
@@ -128,7 +69,8 @@ MATCHING_EXPERTS = {"greedy": _expert_greedy, "threshold": _expert_threshold}
 def _prop_random(t, w, free, ctx):
     """Uniform over the free neighbours and "skip"."""
     ok = free & (w > 0)
-    u = uniform(ctx["key"][:, None], np.arange(w.shape[1] + 1, dtype=np.uint64)[None, :])
+    with np.errstate(over="ignore"):
+        u = uniform(ctx["key"][:, None], np.arange(w.shape[1] + 1, dtype=np.uint64)[None, :])
     score = np.where(np.concatenate([ok, np.ones((w.shape[0], 1), bool)], axis=1), u, -1.0)
     c = np.argmax(score, axis=1)
     return np.where(c == w.shape[1], -1, c)
@@ -151,80 +93,399 @@ def _prop_spoiler(t, w, free, ctx):
 
 def _prop_noisy_greedy(t, w, free, ctx):
     """Greedy on weights perturbed by uniform noise of width ``noise`` (a stand-in for a learned policy)."""
-    z = uniform(ctx["key"][:, None], np.arange(w.shape[1], dtype=np.uint64)[None, :]) - 0.5
+    with np.errstate(over="ignore"):
+        z = uniform(ctx["key"][:, None], np.arange(w.shape[1], dtype=np.uint64)[None, :]) - 0.5
     return _best_free(np.where(w > 0, w + ctx["noise"] * z, 0.0), free & (w > 0), -np.inf)
 
 
 #: Built-in proposers, by name.  A proposer is a callable
 #: ``proposer(t, w, free, ctx) -> (n_reps,) int`` (``-1``: skip) given the
 #: round, its weights ``(n_reps, n_offline)``, the free mask of the
-#: matching it proposes for, and a context with the round's uint64 ``key``
-#: per replication, ``expert_next_use`` (the round at which the expert takes
-#: each node, ``n_online`` if never) and ``noise``.
+#: matching it proposes for, and a context with the learner's uint64 round
+#: ``key`` per replication, ``expert_next_use`` (the round at which the
+#: environment's expert takes each node, ``n_online`` if never: future
+#: knowledge, for adversarial proposers) and ``noise``.
 PROPOSERS = {"random": _prop_random, "min_weight": _prop_min_weight, "spoiler": _prop_spoiler,
              "noisy_greedy": _prop_noisy_greedy}
 
 
 # ---------------------------------------------------------------------------
+# the environment
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class LOMARResult:
-    """Outcome of :func:`lomar`.
+class Arrival(NamedTuple):
+    """What a ``"matching"`` learner sees when an online node arrives.
 
     Attributes
     ----------
-    reward, expert_reward, proposer_reward : ndarray, shape (n_reps,)
-        Total matched weight of LOMAR, of the expert run alone, and of the
-        proposer run alone on its own matching.
-    followed : ndarray of int, shape (n_reps,)
-        Rounds in which LOMAR took the proposer's action.
-    min_slack : ndarray, shape (n_reps,)
-        :math:`\\min_t [R_t - \\rho (R^E_t + D_t w_{\\max}) + B]` over the rounds
-        (the robustness invariant; never negative).
-    rho, budget : float
-    seed : int
-    wall_time : float
+    weights : ndarray, shape (n_reps, n_offline)
+        The arrival's edge weights (0: no edge).
+    free : ndarray of bool, shape (n_reps, n_offline)
+        The offline nodes the learner has not matched yet.
+    expert_node : ndarray of int, shape (n_reps,)
+        The node the expert (run alone) takes in this round, ``-1`` if none.
+    expert_used : ndarray of bool, shape (n_reps, n_offline)
+        The nodes the expert took in earlier rounds.
+    expert_next_use : ndarray of int, shape (n_reps, n_offline)
+        The round at which the expert takes each node (``n_online`` if
+        never): future knowledge, read only by adversarial proposers.
     """
 
-    reward: np.ndarray
-    expert_reward: np.ndarray
-    proposer_reward: np.ndarray
-    followed: np.ndarray
-    min_slack: np.ndarray
-    rho: float
-    budget: float
-    seed: int
-    wall_time: float
+    weights: Any
+    free: Any
+    expert_node: Any
+    expert_used: Any
+    expert_next_use: Any
 
 
-def lomar(instance: BipartiteInstance, *, rho: float = 0.5, budget: float = 0.0, expert: str = "greedy",
-          proposer="noisy_greedy", threshold: float = 0.5, noise: float = 0.5, n_reps: int = 100, seed=0,
-          rep_offset: int = 0) -> LOMARResult:
-    r"""LOMAR's switching rule between a proposer and an expert, on every replication at once.
+class Match(NamedTuple):
+    """A ``"matching"`` learner's action.
+
+    Attributes
+    ----------
+    node : ndarray of int, shape (n_reps,)
+        The offline node matched to the arrival, ``-1`` to skip.
+    followed : ndarray of bool, shape (n_reps,), optional
+        Whether LOMAR followed its proposer (the ``followed`` metric).
+    slack : ndarray, shape (n_reps,), optional
+        LOMAR's running minimum of its robustness invariant (the ``min_slack`` metric).
+    """
+
+    node: Any
+    followed: Any = None
+    slack: Any = None
+
+
+class MatchFeedback(NamedTuple):
+    """After a round: the learner's gain and the expert's move and gain, each ``(n_reps,)``."""
+
+    gain: Any
+    expert_node: Any
+    expert_gain: Any
+
+
+class _MatchingState(NamedTuple):
+    free: Any        # the learner's free nodes
+    expert_free: Any
+    next_use: Any
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class BipartiteArrivals(Environment):
+    r"""Offline nodes, a sequence of arrivals and an expert run alone on them.
+
+    Build it with :func:`random_bipartite` or :func:`fixed_bipartite`.
+    ``weights(keys, t) -> (n_reps, n_offline)`` gives round ``t``'s weights
+    of every replication from the round's environment keys; ``w_max`` bounds
+    every weight.  ``expert`` (with ``threshold``) is the expert algorithm of
+    :data:`MATCHING_EXPERTS` whose reward the robustness guarantee compares
+    with: at ``reset`` the environment runs it alone over all arrivals (to
+    know when it takes each node), and each round it reports the expert's
+    move in the :class:`Arrival`.  The horizon is at most ``n_online``.
+
+    Metrics
+    -------
+    ``reward``
+        The learner's matched weight so far.
+    ``expert_reward``
+        The expert's (run alone) matched weight so far.
+    ``followed`` (on request; learners that report it, such as :func:`lomar`)
+        Rounds in which the learner followed its proposer.
+    ``min_slack`` (on request; :func:`lomar`)
+        :math:`\min_t [R_t - \rho (R^E_t + D_t w_{\max}) + B]` so far, the
+        margin of LOMAR's robustness invariant (never negative).
+    """
+
+    name: str
+    n_offline: int
+    n_online: int
+    w_max: float
+    weights: Callable
+    expert: str
+    threshold: float
+    params: Mapping[str, Any]
+
+    default_metrics = ("reward", "expert_reward")
+
+    @property
+    def spec(self) -> EnvSpec:
+        return EnvSpec(feedback="matching", unit="round", n_actions=self.n_offline, max_horizon=self.n_online,
+                       info={"n_offline": self.n_offline, "n_online": self.n_online, "w_max": self.w_max,
+                             "expert": self.expert, "threshold": self.threshold})
+
+    def _weights(self, keys, t):
+        with np.errstate(over="ignore"):
+            w = np.asarray(self.weights(keys, t), dtype=np.float64)
+        n_reps = keys.shape[0]
+        if w.shape != (n_reps, self.n_offline):
+            raise ValueError(f"round {t}: weights of shape {w.shape}, expected {(n_reps, self.n_offline)}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > self.w_max):
+            raise ValueError(f"round {t}: weights must lie in [0, w_max={self.w_max}]")
+        return w
+
+    def _expert_move(self, w, free):
+        return MATCHING_EXPERTS[self.expert](w, free, self.threshold)
+
+    def reset(self, n_reps, keys, xp):
+        """Run the expert alone over every arrival: the round at which it takes each node."""
+        rows = np.arange(n_reps)
+        free = np.ones((n_reps, self.n_offline), dtype=bool)
+        next_use = np.full((n_reps, self.n_offline), self.n_online, dtype=np.int64)
+        for t in range(self.n_online):
+            with np.errstate(over="ignore"):
+                kt = round_key(keys, np.uint64(t))  # the engine's round keys (expertlab.sim.run)
+            e = self._expert_move(self._weights(kt, t), free)
+            hit = e >= 0
+            free[rows[hit], e[hit]] = False
+            next_use[rows[hit], e[hit]] = t
+        next_use.flags.writeable = False
+        return _MatchingState(np.ones((n_reps, self.n_offline), dtype=bool),
+                              np.ones((n_reps, self.n_offline), dtype=bool), next_use)
+
+    def observe(self, state, t, keys):
+        w = self._weights(keys, t)
+        return Arrival(w, state.free, self._expert_move(w, state.expert_free), ~state.expert_free, state.next_use)
+
+    def step(self, state, action, t, keys):
+        if not isinstance(action, Match):
+            raise TypeError(f"a matching learner must return a Match(node, ...), got {type(action).__name__}")
+        w = self._weights(keys, t)
+        n_reps = keys.shape[0]
+        rows = np.arange(n_reps)
+        u = np.asarray(action.node)
+        if u.shape != (n_reps,) or u.dtype.kind not in "iu":
+            raise ValueError(f"Match.node must be an int array of shape ({n_reps},), got {u.dtype} {u.shape}")
+        uc = np.clip(u, 0, self.n_offline - 1)
+        bad = (u >= self.n_offline) | ((u >= 0) & ~(state.free[rows, uc] & (w[rows, uc] > 0))) | (u < -1)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"round {t}: replication {r} matched node {int(u[r])}, which is not a free neighbour "
+                             f"of the arrival (use -1 to skip)")
+        e = self._expert_move(w, state.expert_free)
+        take, he = u >= 0, e >= 0
+        gain = np.where(take, w[rows, uc], 0.0)
+        expert_gain = np.where(he, w[rows, np.maximum(e, 0)], 0.0)
+        free, expert_free = state.free.copy(), state.expert_free.copy()
+        free[rows[take], u[take]] = False
+        expert_free[rows[he], e[he]] = False
+        info = {"gain": gain, "expert_gain": expert_gain, "match": action}
+        return state._replace(free=free, expert_free=expert_free), MatchFeedback(gain, e, expert_gain), info
+
+    def available_metrics(self) -> Mapping[str, Metric]:
+        return {"reward": _sum_metric("reward", "gain"), "expert_reward": _sum_metric("expert_reward", "expert_gain"),
+                "followed": _followed_metric(), "min_slack": _slack_metric()}
+
+
+def _sum_metric(name, key) -> Metric:
+    def init(n_reps, xp):
+        return np.zeros(n_reps)
+
+    def update(acc, info, t):
+        return acc + info[key]
+
+    return Metric(name, init, update, lambda acc: acc)
+
+
+def _reported(info, field, metric):
+    v = getattr(info["match"], field)
+    if v is None:
+        raise ValueError(f"metric {metric!r} needs a learner that reports Match.{field}, such as "
+                         f"expertlab.experts.lomar()")
+    return np.asarray(v)
+
+
+def _followed_metric() -> Metric:
+    def init(n_reps, xp):
+        return np.zeros(n_reps)
+
+    def update(acc, info, t):
+        return acc + _reported(info, "followed", "followed")
+
+    return Metric("followed", init, update, lambda acc: acc)
+
+
+def _slack_metric() -> Metric:
+    def init(n_reps, xp):
+        return np.full(n_reps, np.nan)
+
+    def update(acc, info, t):
+        return _reported(info, "slack", "min_slack") + 0.0
+
+    return Metric("min_slack", init, update, lambda acc: acc)
+
+
+def random_bipartite(n_offline: int, n_online: int, edge_prob: float = 0.5, w_max: float = 1.0, *,
+                     expert: str = "greedy", threshold: float = 0.5) -> BipartiteArrivals:
+    r"""Random bipartite graph: each (arrival, offline node) edge is present with probability
+    ``edge_prob`` and has a weight uniform on :math:`(0, w_{\max})`.
 
     Parameters
     ----------
-    instance : BipartiteInstance
-        :func:`random_bipartite` or :func:`fixed_bipartite`.
+    n_offline, n_online : int
+        Offline nodes, and arrivals (the longest horizon).
+    edge_prob : float in (0, 1]
+    w_max : float > 0
+    expert : {"greedy", "threshold"}
+        The expert algorithm (:data:`MATCHING_EXPERTS`) run alone as the benchmark.
+    threshold : float >= 0
+        Weight threshold of the ``threshold`` expert.
+
+    Returns
+    -------
+    BipartiteArrivals
+        An environment with feedback kind ``"matching"``.
+
+    Examples
+    --------
+    >>> env = random_bipartite(4, 6, edge_prob=0.5)
+    >>> w = env.observe(env.reset(3, np.arange(3, dtype=np.uint64), np), 0, np.arange(3, dtype=np.uint64)).weights
+    >>> w.shape, bool(((w >= 0) & (w < 1)).all()), env.spec.max_horizon
+    ((3, 4), True, 6)
+    """
+    n_offline = check_int(n_offline, "n_offline")
+    n_online = check_int(n_online, "n_online")
+    edge_prob = check_float(edge_prob, "edge_prob", minimum=0.0, maximum=1.0)
+    if edge_prob == 0.0:
+        raise ValueError("edge_prob must be > 0: a graph without edges has no feasible match")
+    w_max = check_float(w_max, "w_max", positive=True)
+    expert, threshold = _check_expert(expert, threshold)
+    idx = np.arange(n_offline, dtype=np.uint64)[None, :]
+
+    def weights(keys, t):
+        k = stream_key(keys, _EDGE_STREAM)[:, None]
+        edge = uniform(k, idx) < edge_prob
+        w = w_max * uniform(k, idx + np.uint64(n_offline))
+        return np.where(edge, w, 0.0)
+
+    return BipartiteArrivals("random_bipartite", n_offline, n_online, w_max, weights, expert, threshold,
+                             dict(n_offline=n_offline, n_online=n_online, edge_prob=edge_prob, w_max=w_max,
+                                  expert=expert, threshold=threshold))
+
+
+def fixed_bipartite(weights, w_max: float | None = None, *, expert: str = "greedy",
+                    threshold: float = 0.5) -> BipartiteArrivals:
+    """A fixed weight matrix of shape ``(n_online, n_offline)``, the same in every replication.
+
+    Parameters
+    ----------
+    weights : array_like, shape (n_online, n_offline)
+        Non-negative; 0 means no edge.
+    w_max : float, optional
+        The bound on the weights (default their maximum).
+    expert, threshold
+        As in :func:`random_bipartite`.
+
+    Returns
+    -------
+    BipartiteArrivals
+
+    Examples
+    --------
+    >>> fixed_bipartite([[1.0, 0.0], [0.5, 0.5]]).n_online
+    2
+    """
+    W = np.array(weights, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
+        raise ValueError(f"weights must have shape (n_online, n_offline), got {W.shape}")
+    if not np.all(np.isfinite(W)) or np.any(W < 0):
+        raise ValueError("weights must be finite and non-negative (0 means no edge)")
+    if not np.any(W > 0):
+        raise ValueError("weights has no edge: the graph has no feasible match")
+    w_max = float(W.max()) if w_max is None else check_float(w_max, "w_max", positive=True)
+    if W.max() > w_max:
+        raise ValueError(f"w_max={w_max} is below the largest weight {W.max()}")
+    expert, threshold = _check_expert(expert, threshold)
+    W.flags.writeable = False
+
+    def weights_fn(keys, t):
+        return np.broadcast_to(W[t], (keys.shape[0], W.shape[1]))
+
+    return BipartiteArrivals("fixed_bipartite", W.shape[1], W.shape[0], w_max, weights_fn, expert, threshold,
+                             dict(n_offline=W.shape[1], n_online=W.shape[0], w_max=w_max, expert=expert,
+                                  threshold=threshold))
+
+
+def _check_expert(expert, threshold):
+    check_in(expert, "expert", tuple(MATCHING_EXPERTS))
+    return expert, check_float(threshold, "threshold", minimum=0.0)
+
+
+# ---------------------------------------------------------------------------
+# learners
+
+
+def _check_proposer(proposer):
+    if isinstance(proposer, str):
+        check_in(proposer, "proposer", tuple(PROPOSERS))
+        return PROPOSERS[proposer], proposer
+    if callable(proposer):
+        return proposer, getattr(proposer, "__name__", "custom")
+    raise TypeError(f"proposer must be a name in {sorted(PROPOSERS)} or a callable, got {type(proposer).__name__}")
+
+
+def _proposal(u, w, free):
+    """A proposer's output as a valid action: a free neighbour, else -1 (skip)."""
+    n_reps, n_off = w.shape
+    u = np.asarray(u)
+    if u.shape != (n_reps,) or u.dtype.kind not in "iu":
+        raise ValueError(f"a proposer must return an int array of shape ({n_reps},), got {u.dtype} {u.shape}")
+    ok = (u >= 0) & (u < n_off)
+    uc = np.clip(u, 0, n_off - 1)
+    rows = np.arange(n_reps)
+    ok &= free[rows, uc] & (w[rows, uc] > 0)
+    return np.where(ok, u, -1)
+
+
+def _check_spec(spec, who):
+    if spec.feedback != "matching":
+        raise ValueError(f"{who} runs on matching environments, got feedback {spec.feedback!r}")
+
+
+class LOMARState(NamedTuple):
+    """State of :func:`lomar` (leading axis: replications).
+
+    Attributes
+    ----------
+    t : ndarray of int, shape (n_reps,)
+        Rounds seen.
+    reward, expert_reward : ndarray, shape (n_reps,)
+        :math:`R_t` and :math:`R^E_t`.
+    slack : ndarray, shape (n_reps,)
+        The running minimum of :math:`R_t - \\rho (R^E_t + D_t w_{\\max}) + B` (starts at :math:`B`).
+    w_max : float
+        The environment's weight bound.
+    """
+
+    t: Any
+    reward: Any
+    expert_reward: Any
+    slack: Any
+    w_max: float
+
+
+def lomar(rho: float = 0.5, *, budget: float = 0.0, proposer="noisy_greedy", noise: float = 0.5) -> Learner:
+    r"""LOMAR's switching rule between a proposer and the environment's expert.
+
+    Parameters
+    ----------
     rho : float in [0, 1]
         Robustness level: LOMAR's reward is at least ``rho`` times the expert's, minus ``budget``.
     budget : float >= 0
         The slack :math:`B`.
-    expert : {"greedy", "threshold"}
-        The expert algorithm (:data:`MATCHING_EXPERTS`), run on its own matching as if alone.
     proposer : str or callable
         A name in :data:`PROPOSERS` or a batched policy with that signature.
-    threshold : float
-        Weight threshold of the ``threshold`` expert.
     noise : float
         Perturbation width of the ``noisy_greedy`` proposer.
-    n_reps, seed, rep_offset
-        Replications, seeding and blocking as in :func:`expertlab.sim.run`.
 
     Returns
     -------
-    LOMARResult
+    Learner
+        A ``"matching"`` learner.  The expert is the environment's
+        (``expert=`` of :func:`random_bipartite` / :func:`fixed_bipartite`),
+        whose move each round the environment reports.  The proposer's draws
+        come from the learner's round keys.  Its :class:`Match` reports
+        ``followed`` and ``slack`` (the ``followed`` and ``min_slack``
+        metrics).
 
     Notes
     -----
@@ -253,6 +514,8 @@ def lomar(instance: BipartiteInstance, *, rho: float = 0.5, budget: float = 0.0,
     least ``threshold``.  It stands in for the paper's other expert (an
     optimal-stopping-style rule) and is not that algorithm.
 
+    [validated-rates]
+
     References
     ----------
     .. [1] P. Li, J. Yang, S. Ren, "Learning for Edge-Weighted Online
@@ -262,102 +525,109 @@ def lomar(instance: BipartiteInstance, *, rho: float = 0.5, budget: float = 0.0,
 
     Examples
     --------
+    >>> from expertlab import sim
     >>> from expertlab.experts import lomar, random_bipartite
-    >>> res = lomar(random_bipartite(8, 12), rho=0.8, budget=0.0, proposer="min_weight", n_reps=50, seed=0)
-    >>> bool((res.reward >= 0.8 * res.expert_reward - 1e-12).all()), bool((res.min_slack >= -1e-12).all())
+    >>> env = random_bipartite(8, 12)
+    >>> res = sim.run(lomar(0.8, proposer="min_weight"), env, horizon=12, n_reps=50, seed=0,
+    ...               metrics=["reward", "expert_reward", "min_slack"])
+    >>> R, RE = res.metrics["reward"][-1], res.metrics["expert_reward"][-1]
+    >>> bool((R >= 0.8 * RE - 1e-12).all()), bool((res.metrics["min_slack"] >= -1e-12).all())
     (True, True)
     """
-    if not isinstance(instance, BipartiteInstance):
-        raise TypeError(f"instance must be a BipartiteInstance, got {type(instance).__name__}")
     rho = check_float(rho, "rho", minimum=0.0, maximum=1.0)
     budget = check_float(budget, "budget", minimum=0.0)
-    check_in(expert, "expert", tuple(MATCHING_EXPERTS))
-    if isinstance(proposer, str):
-        check_in(proposer, "proposer", tuple(PROPOSERS))
-        propose = PROPOSERS[proposer]
-    elif callable(proposer):
-        propose = proposer
-    else:
-        raise TypeError(f"proposer must be a name in {sorted(PROPOSERS)} or a callable, got {type(proposer).__name__}")
-    threshold = check_float(threshold, "threshold", minimum=0.0)
+    propose, pname = _check_proposer(proposer)
     noise = check_float(noise, "noise", minimum=0.0)
-    n_reps = check_int(n_reps, "n_reps")
-    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
-    seed_u = seed_to_uint64(seed)
-    reps = np.arange(rep_offset, rep_offset + n_reps, dtype=np.uint64)
-    n_off, T, w_max = instance.n_offline, instance.n_online, instance.w_max
-    pick_expert = MATCHING_EXPERTS[expert]
-    rows = np.arange(n_reps)
-    t0 = time.perf_counter()
+    params = {"rho": rho, "budget": budget, "proposer": pname, "noise": noise}
 
-    # the expert alone, first: its moves and the round at which it takes each node
-    free_e = np.ones((n_reps, n_off), dtype=bool)
-    moves = np.empty((T, n_reps), dtype=np.int64)
-    next_use = np.full((n_reps, n_off), T, dtype=np.int64)
-    for t in range(T):
-        w = _check_round(instance.weights(seed_u, reps, t), n_reps, n_off, w_max, t)
-        e = pick_expert(w, free_e, threshold)
-        moves[t] = e
-        hit = e >= 0
-        free_e[rows[hit], e[hit]] = False
-        next_use[rows[hit], e[hit]] = t
+    def init(spec, n_reps, keys=None, xp=np):
+        n_reps = check_int(n_reps, "n_reps")
+        _check_spec(spec, "lomar")
+        z = np.zeros(n_reps)
+        return LOMARState(np.zeros(n_reps, dtype=np.int64), z, z.copy(), np.full(n_reps, budget), float(spec.w_max))
 
-    free_l = np.ones((n_reps, n_off), dtype=bool)       # LOMAR's matching
-    used_e = np.zeros((n_reps, n_off), dtype=bool)      # expert's nodes so far
-    free_p = np.ones((n_reps, n_off), dtype=bool)       # the proposer alone
-    R = np.zeros(n_reps)
-    RE = np.zeros(n_reps)
-    RP = np.zeros(n_reps)
-    followed = np.zeros(n_reps, dtype=np.int64)
-    slack = np.full(n_reps, budget)
-    with np.errstate(over="ignore"):
-        pkey = stream_key(rep_key(np.uint64(seed_u), reps), _PROP_STREAM)
-    for t in range(T):
-        w = instance.weights(seed_u, reps, t)
-        e = moves[t]
+    def act(state, obs, keys):
+        w, free, e, used_before = obs.weights, obs.free, obs.expert_node, obs.expert_used
+        n_reps = w.shape[0]
+        rows = np.arange(n_reps)
+        t = int(state.t[0]) if n_reps else 0
         he = e >= 0
-        RE[he] += w[rows[he], e[he]]
+        ec = np.maximum(e, 0)
+        RE = state.expert_reward + np.where(he, w[rows, ec], 0.0)
+        used_e = used_before.copy()
         used_e[rows[he], e[he]] = True
-        with np.errstate(over="ignore"):
-            ctx = {"key": round_key(pkey, np.uint64(t)), "expert_next_use": next_use, "noise": noise}
-        u = _proposal(propose(t, w, free_l, ctx), w, free_l, n_reps, n_off)
+        ctx = {"key": keys, "expert_next_use": obs.expert_next_use, "noise": noise}
+        u = _proposal(propose(t, w, free, ctx), w, free)
         hu = u >= 0
-        gain = np.where(hu, w[rows, np.maximum(u, 0)], 0.0)
-        D = np.sum(~free_l & ~used_e, axis=1)
-        D_u = D + (hu & ~used_e[rows, np.maximum(u, 0)])
-        follow = R + gain >= rho * (RE + D_u * w_max) - budget
-        fallback = ~follow & he & free_l[rows, np.maximum(e, 0)]
+        uc = np.maximum(u, 0)
+        gain = np.where(hu, w[rows, uc], 0.0)
+        D = np.sum(~free & ~used_e, axis=1)
+        D_u = D + (hu & ~used_e[rows, uc])
+        follow = state.reward + gain >= rho * (RE + D_u * state.w_max) - budget
+        fallback = ~follow & he & free[rows, ec]
         take = np.where(follow, u, np.where(fallback, e, -1))
         ht = take >= 0
-        R[ht] += w[rows[ht], take[ht]]
-        free_l[rows[ht], take[ht]] = False
-        followed += follow
-        D = np.sum(~free_l & ~used_e, axis=1)
-        slack = np.minimum(slack, R - rho * (RE + D * w_max) + budget)
-        # the proposer on its own matching, for comparison
-        up = _proposal(propose(t, w, free_p, ctx), w, free_p, n_reps, n_off)
-        hp = up >= 0
-        RP[hp] += w[rows[hp], up[hp]]
-        free_p[rows[hp], up[hp]] = False
-    wall = time.perf_counter() - t0
-    return LOMARResult(R, RE, RP, followed, slack, rho, budget, int(seed_u), wall)
+        R = state.reward + np.where(ht, w[rows, np.maximum(take, 0)], 0.0)
+        free_after = free.copy()
+        free_after[rows[ht], take[ht]] = False
+        D = np.sum(~free_after & ~used_e, axis=1)
+        slack = np.minimum(state.slack, R - rho * (RE + D * state.w_max) + budget)
+        return Match(take, follow, slack), state
+
+    def update(state, match, feedback, keys=None):
+        return state._replace(t=state.t + 1, reward=state.reward + feedback.gain,
+                              expert_reward=state.expert_reward + feedback.expert_gain, slack=match.slack)
+
+    return Learner(name="lomar", feedback="matching", init=init, act=act, update=update, params=params,
+                   doc=lomar.__doc__, check_spec=lambda spec: _check_spec(spec, "lomar"))
 
 
-def _check_round(w, n_reps, n_off, w_max, t):
-    if w.shape != (n_reps, n_off):
-        raise ValueError(f"round {t}: weights of shape {w.shape}, expected {(n_reps, n_off)}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > w_max):
-        raise ValueError(f"round {t}: weights must lie in [0, w_max={w_max}]")
-    return w
+def matching_proposer(proposer="noisy_greedy", *, noise: float = 0.5) -> Learner:
+    r"""A proposer of :func:`lomar` run alone on its own matching (the baseline without the expert).
 
+    Parameters
+    ----------
+    proposer : str or callable
+        A name in :data:`PROPOSERS` or a batched policy with that signature.
+    noise : float
+        Perturbation width of the ``noisy_greedy`` proposer.
 
-def _proposal(u, w, free, n_reps, n_off):
-    """A proposer's output as a valid action: a free neighbour, else -1 (skip)."""
-    u = np.asarray(u)
-    if u.shape != (n_reps,) or u.dtype.kind not in "iu":
-        raise ValueError(f"a proposer must return an int array of shape ({n_reps},), got {u.dtype} {u.shape}")
-    ok = (u >= 0) & (u < n_off)
-    uc = np.clip(u, 0, n_off - 1)
-    rows = np.arange(n_reps)
-    ok &= free[rows, uc] & (w[rows, uc] > 0)
-    return np.where(ok, u, -1)
+    Returns
+    -------
+    Learner
+        A ``"matching"`` learner that takes the proposal whenever it is a
+        free neighbour, else skips.  With the same seed it draws the same
+        proposer randomness as :func:`lomar`.
+
+    References
+    ----------
+    .. [1] P. Li, J. Yang, S. Ren, "Learning for Edge-Weighted Online
+       Bipartite Matching with Robustness Guarantees", ICML 2023 (the
+       learned policy LOMAR is built around).
+
+    Examples
+    --------
+    >>> from expertlab import sim
+    >>> from expertlab.experts import matching_proposer, fixed_bipartite
+    >>> res = sim.run(matching_proposer("min_weight"), fixed_bipartite([[1.0, 0.9], [1.0, 0.0]]), horizon=2, n_reps=1)
+    >>> float(res.metrics["reward"][-1, 0])
+    1.9
+    """
+    propose, pname = _check_proposer(proposer)
+    noise = check_float(noise, "noise", minimum=0.0)
+    params = {"proposer": pname, "noise": noise}
+
+    def init(spec, n_reps, keys=None, xp=np):
+        _check_spec(spec, "matching_proposer")
+        return np.zeros(check_int(n_reps, "n_reps"), dtype=np.int64)
+
+    def act(t, obs, keys):
+        ctx = {"key": keys, "expert_next_use": obs.expert_next_use, "noise": noise}
+        tt = int(t[0]) if t.size else 0
+        return Match(_proposal(propose(tt, obs.weights, obs.free, ctx), obs.weights, obs.free)), t
+
+    def update(t, match, feedback, keys=None):
+        return t + 1
+
+    return Learner(name="matching_proposer", feedback="matching", init=init, act=act, update=update, params=params,
+                   doc=matching_proposer.__doc__, check_spec=lambda spec: _check_spec(spec, "matching_proposer"))
