@@ -14,7 +14,7 @@ from ._adahedge import AdaHedgeState, adahedge
 from ._adanormalhedge import AdaNormalHedgeState, adanormalhedge
 from ._boa import BOAState, boa
 from ._dag_instances import random_dag, random_out_forest, random_series_parallel
-from ._dag_learner import DAG_POLICIES, DAGSearchResult, dag_search
+from ._dag_learner import SearchOutcome, SearchState, SearchStream, dag_greedy, dag_optimistic, search_stream
 from ._dag_search import SearchDAG, SearchPlan, brute_force_search, greedy_search, plan_value, search_dag
 from ._fixed_share import FixedShareState, fixed_share
 from ._ftl import FTLState, FTPLState, ftl, ftpl
@@ -153,16 +153,19 @@ __all__ = [
     "mentor_hedge",
     "threshold_mentor",
     # search-and-stop on DAGs
-    "DAG_POLICIES",
-    "DAGSearchResult",
     "SearchDAG",
+    "SearchOutcome",
     "SearchPlan",
+    "SearchState",
+    "SearchStream",
     "brute_force_search",
-    "dag_search",
+    "dag_greedy",
+    "dag_optimistic",
     "greedy_search",
     "plan_value",
     "random_dag",
     "random_out_forest",
     "random_series_parallel",
     "search_dag",
+    "search_stream",
 ]

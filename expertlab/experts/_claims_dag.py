@@ -1,4 +1,6 @@
-"""Rate claims of repeated search-and-stop on a DAG (:func:`expertlab.experts.dag_search`).
+"""Rate claims of repeated search-and-stop on a DAG.
+
+The learners are :func:`expertlab.experts.dag_greedy` and :func:`expertlab.experts.dag_optimistic`.
 
 Checked by ``simulations/experts/dag_search.py``.
 """
@@ -6,7 +8,7 @@ Checked by ``simulations/experts/dag_search.py``.
 from __future__ import annotations
 
 from ..sim._rates import RateClaim, document_claims, register_claims
-from ._dag_learner import dag_search
+from ._dag_learner import dag_greedy, dag_optimistic
 
 _PPV = "Perrault, Perchet & Valko, AISTATS 2019 (Finding the bandit in a graph: sequential search-and-stop)"
 
@@ -20,7 +22,7 @@ DAG_CLAIMS = (
         tolerance=1.0 / KNOWN_QUICK_BUDGET, level=0.997,
         source=f"{_PPV}: the known-distribution greedy strategy attains the optimal renewal rate r* "
                "(section number not re-checked); Sidney 1975 / Lawler 1978 for series-parallel orders",
-        learner="dag_search",
+        learner="dag_greedy",
         description="Random out-tree with 8 nodes (seed 3), where the greedy stop searches the root only "
                     "(rate 0.472, against 0.208 for searching everything).  r* is the brute-force optimum "
                     "over every feasible order and stopping point.  By Wald's identity, a stationary plan "
@@ -35,7 +37,7 @@ DAG_CLAIMS = (
         tolerance=0.055, fit_decades=1.0,
         source=f"{_PPV}: the optimistic learner's regret is O~(sqrt(B)) in the budget (upper bound; theorem "
                "number and constants not re-checked)",
-        learner="dag_search",
+        learner="dag_optimistic",
         description="Four-node out-tree 0 -> {1, 2}, 2 -> 3 with mu = (0.3, 0.3, 0.05, 0.05) and unit costs, "
                     "unknown hider law, CUCB-style optimistic plug-in: over the last decade of budgets the "
                     "regret grows at most like sqrt(B).  The best plan {0, 1} has rate 6/17 = 0.353 and the "
@@ -51,4 +53,5 @@ DAG_CLAIMS = (
 )
 
 register_claims(*DAG_CLAIMS)
-document_claims(dag_search, "dag_search")
+document_claims(dag_greedy, "dag_greedy")
+document_claims(dag_optimistic, "dag_optimistic")

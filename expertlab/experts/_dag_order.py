@@ -23,7 +23,7 @@ further is ordered by a density-greedy topological sort.
 The ground truth for small DAGs is an exact dynamic programme over the
 initial closed sets (ideals), batched over rows of hider weights
 (:func:`best_plans`); :func:`expertlab.experts.brute_force_search` and the
-optimistic learner of :func:`expertlab.experts.dag_search` use it.
+optimistic learner :func:`expertlab.experts.dag_optimistic` use it.
 """
 
 from __future__ import annotations

@@ -13,31 +13,38 @@ sublinearly in the budget, while searching the greedy order to the end
 """
 
 from expertlab import sim
-from expertlab.experts import dag_search, random_out_forest, search_dag
+from expertlab.experts import dag_greedy, dag_optimistic, random_out_forest, search_dag, search_stream
+
+
+def _by_budget(learner, env, s, backend, seed):
+    """``final["found_by_budget"]`` and ``final["regret_by_budget"]`` as (n_budgets, n_reps) arrays."""
+    res = sim.run(learner, env, horizon=env.max_instances, n_reps=s["n_reps"], seed=seed, backend=backend,
+                  metrics=["found_within_budget"])
+    if not res.final["stopped"].all():
+        raise RuntimeError("a replication did not spend its budget within env.max_instances instances")
+    return res.final["found_by_budget"].T, res.final["regret_by_budget"].T
 
 
 def known_rate(s, backend, seed):
-    dag = random_out_forest(s["n_nodes"], seed=s["instance_seed"])
-    res = dag_search(dag, policy="greedy", budget=s["budget"], n_checkpoints=s["n_checkpoints"],
-                     n_reps=s["n_reps"], seed=seed)
-    full = dag_search(dag, policy="full", budget=s["budget"], n_checkpoints=s["n_checkpoints"],
-                      n_reps=s["n_reps"], seed=seed)
-    b = res.budgets
-    y = res.found / b[:, None] - res.optimal_rate
-    curves = {"full search, never stopping: found / B − r*": (b, full.found.mean(axis=1) / b - res.optimal_rate)}
+    env = search_stream(random_out_forest(s["n_nodes"], seed=s["instance_seed"]), s["budget"], s["n_checkpoints"])
+    found, _ = _by_budget(dag_greedy(), env, s, backend, seed)
+    full, _ = _by_budget(dag_greedy(stop=False), env, s, backend, seed)
+    b, r_star = env.budgets, env.optimal_rate
+    y = found / b[:, None] - r_star
+    curves = {"full search, never stopping: found / B − r*": (b, full.mean(axis=1) / b - r_star)}
     return sim.Measurement(x=b, y=y, xlabel="budget B", ylabel="found(B) / B − r* (greedy with optimal stop)",
-                           curves=curves, info={"optimal_rate": res.optimal_rate})
+                           curves=curves, info={"optimal_rate": r_star})
 
 
 def optimistic_regret(s, backend, seed):
     dag = search_dag(s["parents"], s["prob"], s["cost"], name="four-node out-tree")
-    kw = dict(budget=s["budget"], n_checkpoints=s["n_checkpoints"], n_reps=s["n_reps"], seed=seed)
-    res = dag_search(dag, policy="optimistic", **kw)
-    full = dag_search(dag, policy="full", **kw)
-    b = res.budgets
-    curves = {"greedy order searched to the end (never stopping)": (b, full.regret.mean(axis=1))}
-    return sim.Measurement(x=b, y=res.regret, xlabel="budget B", ylabel="regret r* B − found(B)",
-                           curves=curves, info={"optimal_rate": res.optimal_rate})
+    env = search_stream(dag, s["budget"], s["n_checkpoints"])
+    _, regret = _by_budget(dag_optimistic(), env, s, backend, seed)
+    _, full = _by_budget(dag_greedy(stop=False), env, s, backend, seed)
+    b = env.budgets
+    curves = {"greedy order searched to the end (never stopping)": (b, full.mean(axis=1))}
+    return sim.Measurement(x=b, y=regret, xlabel="budget B", ylabel="regret r* B − found(B)",
+                           curves=curves, info={"optimal_rate": env.optimal_rate})
 
 
 # 0 -> {1, 2}, 2 -> 3: the best plan is {0, 1} (rate 6/17), the second-best set {0, 1, 2} (0.310)

@@ -5,9 +5,24 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from expertlab.experts import (DAG_POLICIES, SearchDAG, brute_force_search, dag_search, greedy_search, plan_value,
-                               random_dag, random_out_forest, random_series_parallel, search_dag)
+from expertlab import sim
+from expertlab.experts import (SearchDAG, SearchOutcome, brute_force_search, dag_greedy, dag_optimistic, greedy_search,
+                               plan_value, random_dag, random_out_forest, random_series_parallel, search_dag,
+                               search_stream)
 from expertlab.experts._dag_order import is_series_parallel
+
+LEARNERS = {"greedy": dag_greedy, "full": lambda: dag_greedy(stop=False), "optimistic": dag_optimistic}
+
+
+def _run(learner, dag, budget, n_reps, seed=0, n_budgets=20, backend="numpy", rep_offset=0, **kw):
+    env = search_stream(dag, budget, n_budgets)
+    return env, sim.run(learner, env, horizon=env.max_instances, n_reps=n_reps, seed=seed, backend=backend,
+                        rep_offset=rep_offset, **kw)
+
+
+def _found(res):
+    """``found(b_j)`` as (n_budgets, n_reps), the layout of the budget grid."""
+    return res.final["found_by_budget"].T
 
 
 def test_plan_value_by_hand():
@@ -95,19 +110,22 @@ def dag_is_writable(dag):
 def test_single_node_deterministic_counts():
     # the hider is always at the only node, cost 2: exactly floor(b / 2) found by budget b
     dag = search_dag([[]], [1.0], [2.0])
-    for policy in DAG_POLICIES:
-        res = dag_search(dag, policy=policy, budget=101.0, n_checkpoints=5, n_reps=3, seed=0)
-        np.testing.assert_array_equal(res.found, np.floor(res.budgets / 2.0)[:, None] * np.ones((1, 3)))
-        assert res.optimal_rate == 0.5 and res.n_instances.tolist() == [51] * 3
+    for make in LEARNERS.values():
+        env, res = _run(make(), dag, 101.0, 3, n_budgets=5)
+        np.testing.assert_array_equal(_found(res), np.floor(env.budgets / 2.0)[:, None] * np.ones((1, 3)))
+        assert env.optimal_rate == 0.5 and res.final["stopping_time"].tolist() == [51] * 3
+        assert res.final["stopped"].all() and res.metrics["found"][-1].tolist() == [51] * 3
+        np.testing.assert_array_equal(res.metrics["cost"][-1], 102.0)
 
 
 def test_known_policy_binomial_counts():
     # one node, mu = 0.3, cost 1: every instance costs 1, so found(B) ~ Binomial(B, 0.3)
     dag = search_dag([[]], [0.3], [1.0])
-    res = dag_search(dag, budget=400.0, n_checkpoints=3, n_reps=2000, seed=7)
-    last = res.found[-1]
+    _, res = _run(dag_greedy(), dag, 400.0, 2000, seed=7, n_budgets=3)
+    last = _found(res)[-1]
     assert abs(last.mean() - 120.0) < 4 * np.sqrt(400 * 0.3 * 0.7 / 2000)
     assert last.var(ddof=1) == pytest.approx(400 * 0.3 * 0.7, rel=0.15)
+    np.testing.assert_array_equal(res.metrics["found_within_budget"][-1], last)
 
 
 def test_wald_bound_for_the_greedy_policy():
@@ -115,18 +133,20 @@ def test_wald_bound_for_the_greedy_policy():
     dag = random_out_forest(6, seed=2)
     g = greedy_search(dag)
     c_max = float(dag.cost[list(g.plan)].sum())
-    res = dag_search(dag, budget=300.0, n_reps=2000, seed=3)
-    m, se = res.found[-1].mean(), res.found[-1].std(ddof=1) / np.sqrt(2000)
+    _, res = _run(dag_greedy(), dag, 300.0, 2000, seed=3, backend="auto")
+    last = _found(res)[-1]
+    m, se = last.mean(), last.std(ddof=1) / np.sqrt(2000)
     assert g.rate * 300.0 - 1 - 4 * se <= m <= g.rate * (300.0 + c_max) + 4 * se
 
 
 def test_stopping_beats_searching_everything():
     dag = search_dag([[], [0], [0]], [0.6, 0.1, 0.1], [1.0, 1.0, 1.0])
-    kw = dict(budget=2000.0, n_reps=200, seed=1)
-    greedy, full = dag_search(dag, policy="greedy", **kw), dag_search(dag, policy="full", **kw)
-    se = np.sqrt(full.found[-1].var() / 200 + greedy.found[-1].var() / 200)
+    _, greedy = _run(dag_greedy(), dag, 2000.0, 200, seed=1)
+    _, full = _run(dag_greedy(stop=False), dag, 2000.0, 200, seed=1)
+    g, f = _found(greedy)[-1], _found(full)[-1]
+    se = np.sqrt(f.var() / 200 + g.var() / 200)
     # rates 0.6 and 0.8 / 1.7: the gap is (0.6 - 0.47) * 2000 = 259 hiders, far beyond 5 standard errors
-    assert greedy.found[-1].mean() - full.found[-1].mean() > 259 - 5 * se
+    assert g.mean() - f.mean() > 259 - 5 * se
 
 
 def test_optimistic_learner_finds_the_stop():
@@ -134,45 +154,83 @@ def test_optimistic_learner_finds_the_stop():
     # (0.6 - 0.8 / 3.1) B, linear in B.  Adding a leaf pays only while its upper bound exceeds
     # 0.6 * 2.2 - 0.6 = 0.72, which takes O(ln k) pulls, so the learner's regret is a small fraction of that
     dag = search_dag([[], [0], [0]], [0.6, 0.1, 0.1], [1.0, 3.0, 3.0])
-    kw = dict(budget=4000.0, n_checkpoints=4, n_reps=40, seed=2)
-    res, full = dag_search(dag, policy="optimistic", **kw), dag_search(dag, policy="full", **kw)
-    reg, reg_full = res.regret.mean(axis=1), full.regret.mean(axis=1)
+    _, res = _run(dag_optimistic(), dag, 4000.0, 40, seed=2, n_budgets=4)
+    _, full = _run(dag_greedy(stop=False), dag, 4000.0, 40, seed=2, n_budgets=4)
+    reg, reg_full = res.final["regret_by_budget"].mean(axis=0), full.final["regret_by_budget"].mean(axis=0)
     assert reg_full[-1] == pytest.approx((0.6 - 0.8 / 3.1) * 4000.0, rel=0.05)
     assert reg[-1] < 0.05 * reg_full[-1]
+    assert (res.final["answer"] == [0, -1, -1]).all()    # every replication ends searching the root only
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_batching_and_seeds(backend):
     dag = random_series_parallel(5, seed=3)
-    for policy in DAG_POLICIES:
-        a = dag_search(dag, policy=policy, budget=150.0, n_reps=8, seed=4, backend=backend)
-        b = dag_search(dag, policy=policy, budget=150.0, n_reps=3, seed=4, rep_offset=5, backend=backend)
-        np.testing.assert_array_equal(a.found[:, 5:], b.found)
-        np.testing.assert_array_equal(a.n_instances[5:], b.n_instances)
-        c = dag_search(dag, policy=policy, budget=150.0, n_reps=8, seed=4, backend=backend)
-        np.testing.assert_array_equal(a.found, c.found)
-    d = dag_search(dag, policy="optimistic", budget=150.0, n_reps=8, seed=5, backend=backend)
-    assert not np.array_equal(a.found, d.found)
+    for make in LEARNERS.values():
+        _, a = _run(make(), dag, 150.0, 8, seed=4, backend=backend)
+        _, b = _run(make(), dag, 150.0, 3, seed=4, rep_offset=5, backend=backend)
+        for k in a.metrics:
+            np.testing.assert_array_equal(a.metrics[k][:, 5:], b.metrics[k])
+        for k in a.final:
+            np.testing.assert_array_equal(a.final[k][5:], b.final[k])
+        _, c = _run(make(), dag, 150.0, 8, seed=4, backend=backend)
+        np.testing.assert_array_equal(_found(a), _found(c))
+    _, d = _run(dag_optimistic(), dag, 150.0, 8, seed=5, backend=backend)
+    assert not np.array_equal(_found(a), _found(d))
 
 
 @pytest.mark.parametrize("make", [random_out_forest, random_series_parallel, random_dag])
-def test_numba_kernel_equals_numpy_path(make):
-    # same arithmetic in the same order: identical counts for every policy
+def test_numba_fast_path_equals_the_array_path(make):
+    # the registered fast path does the same arithmetic in the same order: every metric, the budget grid,
+    # the stopping times and the answers agree with the engine's array path to 1e-10
     dag = make(6, seed=1)
-    for policy in DAG_POLICIES:
-        kw = dict(policy=policy, budget=400.0, n_reps=16, seed=9)
-        a, b = dag_search(dag, backend="numpy", **kw), dag_search(dag, backend="numba", **kw)
-        np.testing.assert_array_equal(a.found, b.found)
-        np.testing.assert_array_equal(a.n_instances, b.n_instances)
+    for make_learner in LEARNERS.values():
+        env, a = _run(make_learner(), dag, 400.0, 16, seed=9, backend="numpy")
+        _, b = _run(make_learner(), dag, 400.0, 16, seed=9, backend="numba")
         assert (a.backend, b.backend) == ("numpy", "numba")
+        assert set(a.metrics) == set(b.metrics) and set(a.final) == set(b.final)
+        for k in a.metrics:
+            np.testing.assert_allclose(b.metrics[k], a.metrics[k], rtol=0, atol=1e-10)
+        for k in a.final:
+            np.testing.assert_allclose(b.final[k], a.final[k], rtol=0, atol=1e-10)
+
+
+def test_fast_path_with_a_short_horizon_matches_too():
+    # a horizon too short to spend the budget: nothing stops, stopping_time is the horizon on both paths
+    dag = random_out_forest(5, seed=0)
+    env = search_stream(dag, 500.0)
+    for make_learner in LEARNERS.values():
+        a = sim.run(make_learner(), env, horizon=37, n_reps=5, seed=1, backend="numpy")
+        b = sim.run(make_learner(), env, horizon=37, n_reps=5, seed=1, backend="numba")
+        assert not a.final["stopped"].any() and a.final["stopping_time"].tolist() == [37] * 5
+        for k in a.final:
+            np.testing.assert_allclose(b.final[k], a.final[k], rtol=0, atol=1e-10)
+        for k in a.metrics:
+            np.testing.assert_allclose(b.metrics[k], a.metrics[k], rtol=0, atol=1e-10)
 
 
 def test_result_shapes():
-    res = dag_search(random_out_forest(4, seed=0), policy="optimistic", budget=100.0, n_checkpoints=7, n_reps=5)
-    assert res.budgets.shape == (7,) and res.budgets[-1] == 100.0
-    assert res.found.shape == res.regret.shape == (7, 5)
-    np.testing.assert_allclose(res.regret, res.optimal_rate * res.budgets[:, None] - res.found)
-    assert np.all(np.diff(res.found, axis=0) >= 0)
+    env, res = _run(dag_optimistic(), random_out_forest(4, seed=0), 100.0, 5, n_budgets=7)
+    assert env.budgets.shape == (7,) and env.budgets[-1] == 100.0
+    assert res.final["found_by_budget"].shape == res.final["regret_by_budget"].shape == (5, 7)
+    np.testing.assert_allclose(res.final["regret_by_budget"], env.optimal_rate * env.budgets[None, :] - _found(res).T)
+    assert np.all(np.diff(_found(res), axis=0) >= 0)
+    assert res.unit == "episode" and res.final["answer"].shape == (5, 4)
+    np.testing.assert_allclose(res.metrics["regret"], env.optimal_rate * res.metrics["cost"] - res.metrics["found"])
+
+
+def test_environment_step_and_plan_checks():
+    env = search_stream(search_dag([[], [0]], [0.25, 0.5], [1.0, 2.0]), 10.0)
+    keys = np.arange(3, dtype=np.uint64)
+    _, out, info = env.step(None, np.array([[0, 1], [0, -1], [0, 1]]), 0, keys)
+    assert isinstance(out, SearchOutcome)
+    # the cost stops at the node where the hider is, else the whole plan
+    expected = np.where(out.found_at == 0, 1.0, np.where(out.found_at == 1, 3.0, [3.0, 1.0, 3.0]))
+    np.testing.assert_allclose(out.cost, expected)
+    for bad in ([[1, 0]] * 3, [[-1, 0]] * 3, [[0, 0]] * 3, [[0, 2]] * 3, [[-1, -1]] * 3):
+        with pytest.raises(ValueError, match="precedence-feasible"):
+            env.step(None, np.array(bad), 0, keys)
+    with pytest.raises(ValueError, match="int plan"):
+        env.step(None, np.zeros((3, 2)), 0, keys)
 
 
 @pytest.mark.parametrize("args, exc, match", [
@@ -206,20 +264,24 @@ def test_bad_plans_and_arguments():
         plan_value(dag, [])
     with pytest.raises(ValueError, match="plan entry"):
         plan_value(dag, [5])
-    for f in (greedy_search, brute_force_search, dag_search):
+    for f in (greedy_search, brute_force_search, search_stream):
         with pytest.raises(TypeError, match="SearchDAG"):
             f([[], [0]])
     with pytest.raises(ValueError, match="max_ideals"):
         brute_force_search(search_dag([[]] * 6, [0.1] * 6, [1.0] * 6), max_ideals=10)
-    bad = [(dict(policy="oracle"), ValueError, "policy"), (dict(budget=0.0), ValueError, "budget"),
-           (dict(budget=float("nan")), ValueError, "budget"), (dict(n_reps=0), ValueError, "n_reps"),
-           (dict(n_checkpoints=1), ValueError, "n_checkpoints"), (dict(bonus=-1.0), ValueError, "bonus"),
-           (dict(replan_every=0), ValueError, "replan_every"), (dict(seed=-1), ValueError, "seed"),
-           (dict(backend="cuda"), ValueError, "backend"),
-           (dict(n_reps=2.5), TypeError, "n_reps")]
-    for kw, exc, match in bad:
+    bad = [(lambda: search_stream(dag, budget=0.0), ValueError, "budget"),
+           (lambda: search_stream(dag, budget=float("nan")), ValueError, "budget"),
+           (lambda: search_stream(dag, n_budgets=1), ValueError, "n_budgets"),
+           (lambda: dag_optimistic(bonus=-1.0), ValueError, "bonus"),
+           (lambda: dag_optimistic(replan_every=0), ValueError, "replan_every"),
+           (lambda: dag_greedy(stop="yes"), TypeError, "stop"),
+           (lambda: sim.run(dag_greedy(), search_stream(dag), horizon=5, n_reps=0), ValueError, "n_reps"),
+           (lambda: sim.run(dag_greedy(), search_stream(dag), horizon=5, seed=-1), ValueError, "seed"),
+           (lambda: sim.run(dag_greedy(), search_stream(dag), horizon=5, backend="cuda"), ValueError, "cuda"),
+           (lambda: sim.run(dag_greedy(), search_stream(dag), horizon=2.5), TypeError, "horizon")]
+    for make, exc, match in bad:
         with pytest.raises(exc, match=match):
-            dag_search(dag, **kw)
+            make()
     with pytest.raises(ValueError, match="absent"):
         random_out_forest(4, absent=1.5)
     with pytest.raises(ValueError, match="edge_prob"):
