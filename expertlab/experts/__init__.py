@@ -68,6 +68,34 @@ def _register() -> None:
                              example=lambda: (memory_adaptive(4, epoch=8), recent_plays_attack(8, window=2), 40))
     sim.register_environment("realizable", realizable, family="experts", feedback="full")
     sim.register_environment("small_loss", small_loss_instance, family="experts", feedback="full")
+    # research learners, each on environments of its own feedback kind
+    def forest():
+        return search_stream(random_out_forest(4, seed=0), budget=20.0)
+
+    for name, factory, feedback, example in (
+            ("groupwise", groupwise, "group_regression", lambda: (groupwise(), intersecting_groups(3), 30)),
+            ("pooled_regression", pooled_regression, "group_regression",
+             lambda: (pooled_regression(), intersecting_groups(3), 30)),
+            ("lomar", lomar, "matching", lambda: (lomar(0.5, proposer="random"), random_bipartite(4, 8), 8)),
+            ("matching_proposer", matching_proposer, "matching",
+             lambda: (matching_proposer("random"), random_bipartite(4, 8), 8)),
+            ("mentor_hedge", mentor_hedge, "mentor", lambda: (mentor_hedge(), threshold_mentor(), 50)),
+            ("dag_greedy", dag_greedy, "search", lambda: (dag_greedy(), forest(), 40)),
+            ("dag_optimistic", dag_optimistic, "search", lambda: (dag_optimistic(), forest(), 40))):
+        sim.register_learner(name, factory, family="experts", feedback=feedback, example=example)
+    _document_claims(groupwise, "groupwise")
+    _document_claims(pooled_regression, "pooled_regression")
+    _document_claims(lomar, "lomar")
+    for name, factory, feedback, example in (
+            ("intersecting_groups", intersecting_groups, "group_regression",
+             lambda: (groupwise(), intersecting_groups(3, models="cells"), 30)),
+            ("random_bipartite", random_bipartite, "matching", lambda: (lomar(0.5), random_bipartite(4, 8), 8)),
+            ("fixed_bipartite", fixed_bipartite, "matching",
+             lambda: (lomar(0.5), fixed_bipartite([[1.0, 0.9], [1.0, 0.0]]), 2)),
+            ("threshold_mentor", threshold_mentor, "mentor",
+             lambda: (mentor_hedge(), threshold_mentor(inputs="boundary"), 50)),
+            ("search_stream", search_stream, "search", lambda: (dag_optimistic(), forest(), 40))):
+        sim.register_environment(name, factory, family="experts", feedback=feedback, example=example)
     for name, factory in instances.INSTANCES.items():
         sim.register_environment(name, factory, family="experts", feedback="full")
 
