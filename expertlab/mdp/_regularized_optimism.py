@@ -120,8 +120,21 @@ class LinearMixtureStream(Environment):
 
     Notes
     -----
-    Feedback kind ``"discounted_stream"``, unit ``"step"``; protocol and
-    metrics (``regret``, ``epochs``) in :mod:`expertlab.mdp._regularized_optimism`.
+    An environment of :func:`expertlab.sim.run` with feedback kind
+    ``"discounted_stream"`` and unit ``"step"``: each step the learner sees the
+    current states ``(n_reps,)`` and returns a :class:`StreamAction` (the
+    actions, the stochastic policy in force and where it changed); the next
+    states, the inverse CDF of :math:`P_{\theta^\star}(\cdot | s_t, a_t)` at
+    draw 0 of the environment's round key, are its feedback.  ``spec`` tells
+    the learner the sizes, the ``rewards``, the base kernels ``features``,
+    ``gamma`` and the ``initial_state``, not :math:`\theta^\star`.
+
+    Metrics: ``regret``, :math:`\sum_{u < t} (V^\star(s_u) - V^{\pi_u}(s_u))`,
+    exact given the visited states (the value of the policy played at step
+    :math:`u` by a linear solve with the true model when a replication
+    replans; :math:`V^\star` by policy iteration; the regret of a discounted
+    stream of Zhou, He & Gu, ICML 2021, Sec. 3); ``epochs``, the number of
+    planner calls so far, the first included.
 
     Examples
     --------
@@ -177,12 +190,15 @@ class LinearMixtureStream(Environment):
                              "initial_state": int(self.initial_state)})
 
     def reset(self, n_reps, keys, xp):
+        """Every stream starts in ``initial_state``; the environment state is the current states ``(n_reps,)``."""
         return np.full(n_reps, self.initial_state, dtype=np.int64)
 
     def observe(self, s, t, keys):
+        """The current states ``(n_reps,)``."""
         return s
 
     def step(self, s, act, t, keys):
+        """One transition per replication from the :class:`StreamAction`; the feedback is the next states."""
         if not isinstance(act, StreamAction):
             raise TypeError(f"a stream learner's act must return a StreamAction(action, policy, replanned), got "
                             f"{type(act).__name__}")
@@ -198,6 +214,7 @@ class LinearMixtureStream(Environment):
         return s_next, s_next, info
 
     def available_metrics(self):
+        """``regret`` and ``epochs`` (see the Notes of the class)."""
         p, r, _, v_star = self._model
         gamma = self.mdp.gamma
 

@@ -121,10 +121,15 @@ class RewardFreeMixture(Environment):
 
     Notes
     -----
-    Feedback kind ``"reward_free"``, unit ``"episode"`` (the protocol is in
-    :mod:`expertlab.mdp._reward_free`): one step of :func:`expertlab.sim.run`
-    is one exploration episode, whose transitions are the inverse CDF of the
-    uniforms of the environment's round key (:func:`~expertlab.mdp.sample_episodes`).
+    An environment of :func:`expertlab.sim.run` with feedback kind
+    ``"reward_free"`` and unit ``"episode"``: each step the explorer returns an
+    :class:`Exploration` (the integer policy ``(n_reps, H, S)`` of the coming
+    episode and its current :class:`RewardFreeEstimate`), the environment
+    rolls the policy out (the inverse CDF of the uniforms of its round key,
+    :func:`~expertlab.mdp.sample_episodes`) and tells the explorer the
+    :class:`RewardFreeEpisode`, without rewards.  ``spec`` tells the sizes,
+    ``episode_length`` :math:`H`, the base kernels ``features`` and the
+    ``initial_state``, neither :math:`\theta` nor any reward.
 
     Metrics (``n_reps`` values at each checkpoint).  At step :math:`k` the
     metrics evaluate the estimate the explorer hands over with its policy for
@@ -214,12 +219,15 @@ class RewardFreeMixture(Environment):
                              "features": np.asarray(self.mixture.features), "initial_state": self.initial_state})
 
     def reset(self, n_reps, keys, xp):
+        """Nothing changes between episodes: the environment state is ``None``."""
         return None
 
     def observe(self, env_state, t, keys):
+        """Every episode starts in ``initial_state``, which the spec tells: ``None``."""
         return None
 
     def step(self, env_state, exploration, t, keys):
+        """Roll the exploration policy out for one episode; the feedback is a :class:`RewardFreeEpisode`."""
         if not isinstance(exploration, Exploration):
             raise TypeError(f"a reward-free explorer's act must return an Exploration(policy, estimate), got "
                             f"{type(exploration).__name__}")
@@ -233,6 +241,7 @@ class RewardFreeMixture(Environment):
         return env_state, RewardFreeEpisode(states, actions), {"estimate": exploration.estimate}
 
     def available_metrics(self):
+        """``value_error``, ``suboptimality``, ``certificate`` and ``confidence_ratio`` (see the Notes)."""
         s0, theta = self.initial_state, np.asarray(self.mixture.theta)
         cache = {}
 

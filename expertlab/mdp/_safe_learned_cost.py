@@ -102,12 +102,18 @@ class LearnedCostSafeMixture(_SafeEpisodes):
 
     Notes
     -----
-    Feedback kind ``"noisy_cost_episode"``, unit ``"episode"``.  The transitions
-    of an episode are those of :class:`~expertlab.mdp.SafeLinearMixture` (the
-    uniforms of the environment's round key); the noise
-    :math:`\varepsilon_h` is :func:`cost_noise` of the same key (a salted
-    stream).  Metrics ``regret`` and ``violations`` (steps with true cost
-    :math:`c(s_h, a_h) > \tau`).
+    An environment of :func:`expertlab.sim.run` with feedback kind
+    ``"noisy_cost_episode"`` and unit ``"episode"``: the protocol of
+    :class:`~expertlab.mdp.SafeLinearMixture`, except that ``spec`` tells the
+    ``cost_features``, the ``safe_states`` and the ``noise_scale`` instead of
+    the costs, and the :class:`~expertlab.mdp.SafeTrajectory` of each episode
+    carries the observed costs.  The transitions of an episode are those of
+    :class:`~expertlab.mdp.SafeLinearMixture` (the uniforms of the
+    environment's round key); the noise :math:`\varepsilon_h` is
+    :func:`cost_noise` of the same key (a salted stream).  Metrics ``regret``
+    (exact, against the best policy within the true backward safe sets) and
+    ``violations`` (played steps with true cost :math:`c(s_h, a_h) > \tau`,
+    cumulative).
 
     Examples
     --------
@@ -183,6 +189,7 @@ class LearnedCostSafeMixture(_SafeEpisodes):
                           safe_states=np.asarray(self.safe_states, dtype=bool), noise_scale=float(self.noise_scale))
 
     def step(self, env_state, policy, t, keys):
+        """Roll ``policy`` out for one episode; the trajectory carries the observed (noisy) costs."""
         policy, keys, states, actions, rewards = self._rollout(policy, keys)
         observed = self.costs[states[:, :-1], actions] + float(self.noise_scale) * cost_noise(keys, actions.shape[1])
         info = {"policy": policy, "states": states, "actions": actions, "rewards": rewards, "costs": observed}

@@ -110,9 +110,11 @@ class _SafeEpisodes(Environment):
                              "safe_action": int(self.safe_action), **known})
 
     def reset(self, n_reps, keys, xp):
+        """Nothing changes between episodes: the environment state is ``None``."""
         return None
 
     def observe(self, env_state, t, keys):
+        """Every episode starts in ``initial_state``, which the spec tells: ``None``."""
         return None
 
     def _rollout(self, policy, keys):
@@ -127,6 +129,7 @@ class _SafeEpisodes(Environment):
         return policy, keys, states, actions, rewards
 
     def available_metrics(self):
+        """``regret`` and ``violations`` (see the Notes of the class)."""
         fh, s0, v_star = self._fh, self.initial_state, self._v_star
         violates = np.asarray(self.true_costs) > self.threshold
 
@@ -162,9 +165,23 @@ class SafeLinearMixture(_SafeEpisodes):
 
     Notes
     -----
-    Feedback kind ``"safe_episode"``, unit ``"episode"``: one step of
-    :func:`expertlab.sim.run` is one episode (protocol and metrics ``regret``
-    and ``violations`` in :mod:`expertlab.mdp._safe_linear_mixture`).
+    An environment of :func:`expertlab.sim.run` with feedback kind
+    ``"safe_episode"`` and unit ``"episode"``: in each step the learner returns
+    the integer policy ``(n_reps, H, S)`` of the coming episode, the
+    environment rolls it out from the start state (the inverse CDF of the
+    uniforms of its round key, :func:`~expertlab.mdp.sample_episodes`) and the
+    learner is told the :class:`SafeTrajectory` (``costs`` is ``None``).
+    ``spec`` tells the learner the sizes, ``episode_length`` :math:`H`, the
+    ``rewards``, the base kernels ``features``, the ``costs``, the
+    ``threshold``, the ``safe_action`` and the ``initial_state``, not
+    :math:`\theta`.
+
+    Metrics: ``regret``, the exact expected regret
+    :math:`\sum_{j \le k} (V^\star_{\mathrm{safe}} - V^{\pi_j}_1(s_1))` against
+    the best policy within the backward safe sets of the true :math:`\theta`
+    (:attr:`optimal_safe_value`; negative entries are possible for a learner
+    that leaves the safe sets); ``violations``, the number of played steps
+    with :math:`c(s_h, a_h) > \tau` (every step in an unsafe state), cumulative.
 
     Examples
     --------
@@ -216,6 +233,7 @@ class SafeLinearMixture(_SafeEpisodes):
         return self._spec("safe_episode", costs=self.true_costs)
 
     def step(self, env_state, policy, t, keys):
+        """Roll ``policy`` out for one episode of every replication; the feedback is a :class:`SafeTrajectory`."""
         policy, keys, states, actions, rewards = self._rollout(policy, keys)
         info = {"policy": policy, "states": states, "actions": actions, "rewards": rewards}
         return env_state, SafeTrajectory(states, actions, rewards), info
