@@ -147,7 +147,8 @@ class ConservativeMDP(Environment):
     name: str = ""
     params: Mapping | None = None
 
-    default_metrics = None  # all of them
+    #: Metrics recorded when ``sim.run`` is given none: all of them.
+    default_metrics = None
 
     def __post_init__(self):
         m = _check_single(self.model, "model")
@@ -215,9 +216,6 @@ class ConservativeMDP(Environment):
                           self.optimal_value())
         return _ConservativeData(ep, np.asarray(self.baseline.policy, dtype=np.float64),
                                  self.played_baseline_value(), self.threshold)
-
-    def observe(self, data, t, keys):
-        return None
 
     def step(self, data: _ConservativeData, plan, t, keys):
         if not isinstance(plan, MixedPlan):

@@ -310,6 +310,7 @@ class EpisodicMDP(Environment):
     name: str = ""
     params: Mapping[str, Any] | None = None
 
+    #: Metrics recorded when ``sim.run`` is given none.
     default_metrics = ("regret", "realised_regret")
 
     def __post_init__(self):
@@ -371,9 +372,6 @@ class EpisodicMDP(Environment):
         p = np.asarray(m.transitions)
         return _EpisodeData(p, np.cumsum(p, axis=-1), np.asarray(m.rewards), self.initial_state,
                             self.optimal_value())
-
-    def observe(self, data, t, keys):
-        return None
 
     def _roll(self, data: _EpisodeData, policy, keys):
         h_, s_, a_ = data.rewards.shape

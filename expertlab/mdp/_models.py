@@ -116,6 +116,7 @@ class EpisodeEnvironment(Environment):
     protocol and the metrics, and wraps a model to start elsewhere.
     """
 
+    #: Metrics recorded when ``sim.run`` is given none.
     default_metrics = ("regret", "realised_regret")
 
     def _episodes(self):

@@ -229,7 +229,7 @@ def _check_args(delta, lam, beta_scale):
 
 
 def _vtr_update(state, v, trajectory):
-    """The features, the targets and the row index of the episode just played."""
+    """``(states, actions, x, y)`` of the episode just played: value features ``x (R, H, d)``, targets ``y (R, H)``."""
     states, actions = np.asarray(trajectory.states), np.asarray(trajectory.actions)
     x = _trajectory_features(state.features, v, states, actions)  # (R, H, d)
     y = v[np.arange(states.shape[0])[:, None], np.arange(1, states.shape[1]), states[:, 1:]]  # (R, H)
