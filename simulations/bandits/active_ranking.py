@@ -21,11 +21,11 @@ from expertlab.bandits import active_ranking, dense_gap_means, expert_tasks, one
 MAX_BATCHES = 100_000
 
 
-def rank(M, s, seed, **kw):
-    """Run active ranking on the means ``M``: (environment, queries per replication, exact per replication)."""
+def rank(M, s, seed, backend, **kw):
+    """Run active ranking on the means ``M``: (queries per replication, exact ranking per replication)."""
     env = expert_tasks(M)
     res = sim.run(active_ranking(kw.pop("delta", s.get("delta")), **kw), env, horizon=MAX_BATCHES,
-                  n_reps=s["n_reps"], seed=seed, checkpoints=[MAX_BATCHES])
+                  n_reps=s["n_reps"], seed=seed, backend=backend, checkpoints=[MAX_BATCHES])
     if not res.final["stopped"].all():
         raise RuntimeError(f"{int((~res.final['stopped']).sum())} replications did not stop in {MAX_BATCHES} batches")
     return res.metrics["queries"][-1], env.correct(res.final["answer"])
@@ -34,7 +34,7 @@ def rank(M, s, seed, **kw):
 def exact_frequency(s, backend, seed):
     M = np.zeros((s["n_experts"], s["n_tasks"]))
     M[:, : s["n_informative"]] = -s["gap"] * np.arange(s["n_experts"])[:, None]
-    queries, correct = rank(M, s, seed)
+    queries, correct = rank(M, s, seed, backend)
     return sim.Measurement(x=np.array([float(s["n_reps"])]), y=correct[None, :].astype(float),
                            xlabel="replications", ylabel="exact ranking (0/1)",
                            info={"mean_queries": float(queries.mean())})
@@ -43,15 +43,15 @@ def exact_frequency(s, backend, seed):
 def queries_vs_log_delta(s, backend, seed):
     M = dense_gap_means(s["n_experts"], s["n_tasks"], s["gap"])
     L0, Ls = s["log_inv_delta"][0], s["log_inv_delta"][1:]
-    base = rank(M, s, seed, delta=math.exp(-L0))[0]
-    ys = [rank(M, s, seed, delta=math.exp(-L))[0] - base for L in Ls]
+    base = rank(M, s, seed, backend, delta=math.exp(-L0))[0]
+    ys = [rank(M, s, seed, backend, delta=math.exp(-L))[0] - base for L in Ls]
     x = np.array(Ls, dtype=float) - L0
     return sim.Measurement(x=x, y=np.stack(ys).astype(float), xlabel="ln(δ₀/δ)",
                            ylabel="extra queries to rank (same replications)")
 
 
 def queries_vs_gap(s, backend, seed):
-    ys = [rank(dense_gap_means(s["n_experts"], s["n_tasks"], g), s, seed)[0] for g in s["gaps"]]
+    ys = [rank(dense_gap_means(s["n_experts"], s["n_tasks"], g), s, seed, backend)[0] for g in s["gaps"]]
     x = np.array(s["gaps"], dtype=float)
     y = np.stack(ys).astype(float)
     return sim.Measurement(x=x, y=y, xlabel="gap Δ (every task)", ylabel="queries to rank",
@@ -59,10 +59,11 @@ def queries_vs_gap(s, backend, seed):
 
 
 def queries_vs_tasks(s, backend, seed):
-    ys = [rank(one_task_gap_means(s["n_experts"], d, s["gap"]), s, seed)[0] for d in s["n_tasks"]]
+    ys = [rank(one_task_gap_means(s["n_experts"], d, s["gap"]), s, seed, backend)[0] for d in s["n_tasks"]]
     x = np.array(s["n_tasks"], dtype=float)
     du = [d for d in s["n_tasks"] if d <= s["uniform_max_tasks"]]
-    uni = [rank(one_task_gap_means(s["n_experts"], d, s["gap"]), s, seed, schedule="uniform")[0].mean() for d in du]
+    uni = [rank(one_task_gap_means(s["n_experts"], d, s["gap"]), s, seed, backend, schedule="uniform")[0].mean()
+           for d in du]
     return sim.Measurement(x=x, y=np.stack(ys).astype(float), xlabel="tasks d (gap on one task)",
                            ylabel="queries to rank", curves={"uniform sweeps (∝ d²)": (np.array(du, float), uni)})
 

@@ -19,25 +19,25 @@ from expertlab.bandits import best_expert, cluster_below_best_means, expert_task
 MAX_BATCHES = 100_000
 
 
-def search(s, seed, gap, cluster_gap, method="doubling"):
+def search(s, seed, backend, gap, cluster_gap, method="doubling"):
     """Run the best-expert search: (queries per replication, correct per replication)."""
     env = expert_tasks(cluster_below_best_means(s["n_experts"], s["n_tasks"], gap, cluster_gap))
     res = sim.run(best_expert(s["delta"], method=method), env, horizon=MAX_BATCHES, n_reps=s["n_reps"], seed=seed,
-                  checkpoints=[MAX_BATCHES])
+                  backend=backend, checkpoints=[MAX_BATCHES])
     if not res.final["stopped"].all():
         raise RuntimeError(f"{int((~res.final['stopped']).sum())} replications did not stop in {MAX_BATCHES} batches")
     return res.metrics["queries"][-1], env.correct(res.final["answer"])
 
 
 def correct_frequency(s, backend, seed):
-    queries, correct = search(s, seed, s["gap"], s["cluster_gap"])
+    queries, correct = search(s, seed, backend, s["gap"], s["cluster_gap"])
     return sim.Measurement(x=np.array([float(s["n_reps"])]), y=correct[None, :].astype(float),
                            xlabel="replications", ylabel="best expert returned (0/1)",
                            info={"mean_queries": float(queries.mean())})
 
 
-def _queries(s, seed, gap, cluster_gap, method):
-    queries, correct = search(s, seed, gap, cluster_gap, method)
+def _queries(s, seed, backend, gap, cluster_gap, method):
+    queries, correct = search(s, seed, backend, gap, cluster_gap, method)
     if not correct.all():  # a wrong or unfinished run would make the count meaningless
         raise RuntimeError(f"best_expert({method}) missed the best expert in {int((~correct).sum())} runs")
     return queries.astype(float)
@@ -45,8 +45,8 @@ def _queries(s, seed, gap, cluster_gap, method):
 
 def queries_vs_cluster_gap(s, backend, seed):
     x = np.array(s["cluster_gaps"], dtype=float)
-    y = np.stack([_queries(s, seed, s["gap"], eta, "doubling") for eta in x])
-    seq = np.array([_queries(s, seed, s["gap"], eta, "sequential").mean() for eta in x])
+    y = np.stack([_queries(s, seed, backend, s["gap"], eta, "doubling") for eta in x])
+    seq = np.array([_queries(s, seed, backend, s["gap"], eta, "sequential").mean() for eta in x])
     return sim.Measurement(x=x, y=y, xlabel="gap η between the other experts (best Δ above them)",
                            ylabel="queries to find the best expert",
                            curves={"sequential champion search (∝ η⁻²)": (x, seq)})
@@ -54,14 +54,14 @@ def queries_vs_cluster_gap(s, backend, seed):
 
 def sequential_vs_cluster_gap(s, backend, seed):
     x = np.array(s["cluster_gaps"], dtype=float)
-    y = np.stack([_queries(s, seed, s["gap"], eta, "sequential") for eta in x])
+    y = np.stack([_queries(s, seed, backend, s["gap"], eta, "sequential") for eta in x])
     return sim.Measurement(x=x, y=y, xlabel="gap η between the other experts (best Δ above them)",
                            ylabel="queries of the sequential champion search")
 
 
 def queries_vs_gap(s, backend, seed):
     x = np.array(s["gaps"], dtype=float)
-    y = np.stack([_queries(s, seed, g, s["cluster_gap"], "doubling") for g in x])
+    y = np.stack([_queries(s, seed, backend, g, s["cluster_gap"], "doubling") for g in x])
     return sim.Measurement(x=x, y=y, xlabel="gap Δ of the best expert (every task)",
                            ylabel="queries to find the best expert",
                            curves={"∝ Δ⁻²": (x, y[0].mean() * (x[0] / x) ** 2)})

@@ -20,7 +20,7 @@ MAX_PHASES = 30
 
 
 def eliminate(learner, env, s, seed):
-    """Run an all-eps-good learner: (samples per replication, exact answer per replication)."""
+    """Run an all-eps-good learner (array path: it has no compiled one): (samples, exact answer) per replication."""
     res = sim.run(learner, env, horizon=MAX_PHASES, n_reps=s["n_reps"], seed=seed, checkpoints=[MAX_PHASES])
     return res.metrics["samples"][-1], res.final["stopped"] & env.correct(res.final["answer"], learner.params["eps"])
 
