@@ -95,11 +95,14 @@ class SearchStream(Environment):
     learner's plan is searched in order until the hider is found or the plan
     is exhausted.  The budget :math:`B` is told to the learners
     (``spec.budget``); they stop once they have spent it.  A run therefore
-    needs a horizon of at least :attr:`max_instances` instances to spend the
+    needs a horizon of at least ``max_instances`` instances to spend the
     budget in every replication.
 
-    Metrics
-    -------
+    Notes
+    -----
+    Metrics, by name (``available_metrics()``; a run that names none records
+    ``default_metrics``):
+
     Over the instances a replication has started (while it has not stopped):
 
     ``found``
@@ -108,14 +111,14 @@ class SearchStream(Environment):
         Search cost spent.
     ``regret``
         :math:`r^* \cdot \text{cost} - \text{found}`, with :math:`r^*` the
-        optimal renewal rate (:attr:`optimal_rate`, brute force over all
+        optimal renewal rate (``optimal_rate``, brute force over all
         plans): by Wald's identity the optimal plan finds
         :math:`r^*` hiders per unit of cost in expectation.
     ``found_within_budget``
         Hiders found with a total cost of at most :math:`B`;
         ``final["found_by_budget"]``, shape (n_reps, n_budgets), counts those
         found with a total cost of at most each :math:`b_j` of
-        :attr:`budgets` (the policies never look at the remaining budget, so
+        ``budgets`` (the policies never look at the remaining budget, so
         this is also the count of a run with budget :math:`b_j`), and
         ``final["regret_by_budget"]`` is :math:`r^* b_j - \text{found}(b_j)`.
     """
@@ -141,12 +144,15 @@ class SearchStream(Environment):
         return int(math.ceil(self.budget / float(self.dag.cost.min())))
 
     def reset(self, n_reps, keys, xp):
+        """No state: every hider is a function of the round's key."""
         return None
 
     def observe(self, env_state, t, keys):
+        """What the learner sees before acting in step ``t``: ``None`` (it chooses its plan blind)."""
         return None
 
     def step(self, env_state, plan, t, keys):
+        """Step ``t``: search one instance with the learner's plan; the feedback is a :class:`SearchOutcome`."""
         plan = self._check_plan(plan, keys.shape[0], t)
         _, hit, found_at, cost = _instance(self, plan, keys)
         return env_state, SearchOutcome(found_at, cost), {"hit": hit, "cost": cost}
@@ -179,6 +185,7 @@ class SearchStream(Environment):
         return np.array([sum(1 << u for u in p) for p in self.dag.parents], dtype=np.int64)
 
     def available_metrics(self) -> Mapping[str, Metric]:
+        """The metrics this environment can record, by name."""
         r_star = self.optimal_rate
 
         def active(info):

@@ -126,8 +126,11 @@ class GroupRegression(Environment):
     rounds (member :math:`k` predicts
     :math:`\operatorname{clip}(h_k\cdot x, -Y, Y)`).
 
-    Metrics
-    -------
+    Notes
+    -----
+    Metrics, by name (``available_metrics()``; a run that names none records
+    ``default_metrics``):
+
     ``worst_group_regret``
         :math:`\max_g` (the learner's scaled loss on :math:`g`'s rounds minus
         the comparator's); ``final["group_regret"]`` and
@@ -165,16 +168,20 @@ class GroupRegression(Environment):
 
     @property
     def default_metrics(self):
+        """The worst group's regret and every group's regret."""
         return ("worst_group_regret",) + tuple(f"regret[{g}]" for g in self.groups)
 
     def reset(self, n_reps, keys, xp):
+        """No state: every round is a function of its key."""
         return None
 
     def observe(self, env_state, t, keys):
+        """What the learner sees before acting in step ``t``: a :class:`GroupContext`."""
         x, groups, _ = _draw(self, keys)
         return GroupContext(x, groups)
 
     def step(self, env_state, action, t, keys):
+        """Step ``t``: score the prediction; the feedback is a :class:`GroupFeedback`."""
         if not isinstance(action, GroupPrediction):
             raise TypeError(f"a group_regression learner must return a GroupPrediction, got {type(action).__name__}")
         x, groups, y = _draw(self, keys)
@@ -195,6 +202,7 @@ class GroupRegression(Environment):
         return env_state, GroupFeedback(x, groups, y), info
 
     def available_metrics(self) -> Mapping[str, Metric]:
+        """The metrics this environment can record, by name."""
         out = {"worst_group_regret": _regret_metric(self, "worst_group_regret", None, "loss")}
         for g, gname in enumerate(self.groups):
             out[f"regret[{gname}]"] = _regret_metric(self, f"regret[{gname}]", g, "loss")

@@ -183,8 +183,11 @@ class BipartiteArrivals(Environment):
     know when it takes each node), and each round it reports the expert's
     move in the :class:`Arrival`.  The horizon is at most ``n_online``.
 
-    Metrics
-    -------
+    Notes
+    -----
+    Metrics, by name (``available_metrics()``; a run that names none records
+    ``default_metrics``):
+
     ``reward``
         The learner's matched weight so far.
     ``expert_reward``
@@ -227,7 +230,7 @@ class BipartiteArrivals(Environment):
         return MATCHING_EXPERTS[self.expert](w, free, self.threshold)
 
     def reset(self, n_reps, keys, xp):
-        """Run the expert alone over every arrival: the round at which it takes each node."""
+        """Fresh matchings; the expert is run alone over every arrival to know when it takes each node."""
         rows = np.arange(n_reps)
         free = np.ones((n_reps, self.n_offline), dtype=bool)
         next_use = np.full((n_reps, self.n_offline), self.n_online, dtype=np.int64)
@@ -243,10 +246,12 @@ class BipartiteArrivals(Environment):
                               np.ones((n_reps, self.n_offline), dtype=bool), next_use)
 
     def observe(self, state, t, keys):
+        """What the learner sees before acting in step ``t``: the arriving node as an :class:`Arrival`."""
         w = self._weights(keys, t)
         return Arrival(w, state.free, self._expert_move(w, state.expert_free), ~state.expert_free, state.next_use)
 
     def step(self, state, action, t, keys):
+        """Step ``t``: apply the learner's :class:`Match`; the feedback is a :class:`MatchFeedback`."""
         if not isinstance(action, Match):
             raise TypeError(f"a matching learner must return a Match(node, ...), got {type(action).__name__}")
         w = self._weights(keys, t)
@@ -272,6 +277,7 @@ class BipartiteArrivals(Environment):
         return state._replace(free=free, expert_free=expert_free), MatchFeedback(gain, e, expert_gain), info
 
     def available_metrics(self) -> Mapping[str, Metric]:
+        """The metrics this environment can record, by name."""
         return {"reward": _sum_metric("reward", "gain"), "expert_reward": _sum_metric("expert_reward", "expert_gain"),
                 "followed": _followed_metric(), "min_slack": _slack_metric()}
 

@@ -83,8 +83,11 @@ class ThresholdMentor(Environment):
     sees :math:`x_t` and returns a :class:`MentorAction`; where it asks, the
     mentor's action :math:`\pi^m(x_t)` is taken and revealed.
 
-    Metrics
-    -------
+    Notes
+    -----
+    Metrics, by name (``available_metrics()``; a run that names none records
+    ``default_metrics``):
+
     With :math:`y_t` the action taken and :math:`\mu` the payoff:
 
     ``queries``, ``query_rate``
@@ -134,13 +137,16 @@ class ThresholdMentor(Environment):
         return np.where(right, 1.0, np.maximum(0.0, 1.0 - self.lipschitz * np.abs(x - self.threshold)))
 
     def reset(self, n_reps, keys, xp):
+        """The catastrophe uniform of every replication, from its replication key."""
         with np.errstate(over="ignore"):
             return uniform(stream_key(keys, _CAT_STREAM), np.uint64(0))  # the catastrophe uniforms
 
     def observe(self, env_state, t, keys):
+        """What the learner sees before acting in step ``t``: the inputs, shape ``(n_reps,)``."""
         return _check_inputs(self.inputs(keys, t), keys.shape[0], t)
 
     def step(self, env_state, action, t, keys):
+        """Step ``t``: the learner's action, or the mentor's where it asks; feedback: a :class:`MentorFeedback`."""
         if not isinstance(action, MentorAction):
             raise TypeError(f"a mentor learner must return a MentorAction, got {type(action).__name__}")
         n_reps = keys.shape[0]
@@ -156,6 +162,7 @@ class ThresholdMentor(Environment):
         return env_state, MentorFeedback(x, np.where(q, m, -1)), info
 
     def available_metrics(self) -> Mapping[str, Metric]:
+        """The metrics this environment can record, by name."""
         return {
             "queries": _count("queries", lambda i: i["query"]),
             "query_rate": _query_rate(),
