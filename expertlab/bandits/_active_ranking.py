@@ -115,22 +115,27 @@ class ExpertTasks(Environment):
     sigma: float = 1.0
     name: str = "expert_tasks"
 
+    #: Metrics recorded when ``sim.run`` is given none.
     default_metrics = ("queries", "comparisons")
 
     @property
     def params(self) -> Mapping[str, Any]:
+        """The constructor's settings."""
         return {"means": self.means, "sigma": self.sigma}
 
     @property
     def n_experts(self) -> int:
+        """Number of experts ``n``."""
         return int(self.means.shape[0])
 
     @property
     def n_tasks(self) -> int:
+        """Number of tasks ``d``."""
         return int(self.means.shape[1])
 
     @property
     def spec(self) -> EnvSpec:
+        """Feedback ``"expert-queries"``, one batch of queries per step; the learner is told ``n_tasks``, ``sigma``."""
         return EnvSpec(feedback="expert-queries", unit="batch", n_actions=self.n_experts,
                        info={"n_tasks": self.n_tasks, "sigma": self.sigma})
 
@@ -156,9 +161,11 @@ class ExpertTasks(Environment):
                          f"got shape {ans.shape}")
 
     def reset(self, n_reps, keys, xp):
+        """The means as an ``xp`` array (nothing changes between batches)."""
         return xp.asarray(self.means)
 
     def step(self, M, batch, t, keys):
+        """Answer one :class:`QueryBatch` per replication; the feedback is the paired sums ``D``."""
         if not isinstance(batch, QueryBatch):
             raise TypeError(f"an expert-queries learner's act must return a QueryBatch, got {type(batch).__name__}")
         xp = np
@@ -179,6 +186,8 @@ class ExpertTasks(Environment):
         return M, D, {"queries": queries, "new": batch.new}
 
     def available_metrics(self) -> Mapping[str, Metric]:
+        """``queries`` and ``comparisons`` (see the Notes of the class)."""
+
         def zeros(n_reps, xp):
             return xp.zeros(n_reps, dtype=xp.int64)
 

@@ -128,19 +128,23 @@ class SafeCombInstance(Environment):
     best_safe_mean: float = float("nan")
     name: str = "safe_comb"
 
+    #: Metrics recorded when ``sim.run`` is given none.
     default_metrics = ("regret", "violations")
 
     @property
     def n_items(self) -> int:
+        """Number of ground items ``L``."""
         return int(self.means.size)
 
     @property
     def params(self) -> Mapping[str, Any]:
+        """The constructor's settings."""
         return {"means": self.means, "variances": self.variances, "budget": self.budget, "k": self.k,
                 "variance_bound": self.variance_bound, "delta": self.delta}
 
     @property
     def spec(self) -> EnvSpec:
+        """Feedback ``"semi-bandit"``, one super arm per round; the learner is told the sizes, budget and delta."""
         return EnvSpec(feedback="semi-bandit", unit="round", n_actions=n_super_arms(self.n_items, self.k),
                        info={"n_items": self.n_items, "k": self.k, "budget": self.budget,
                              "variance_bound": self.variance_bound, "delta": self.delta})
@@ -152,10 +156,12 @@ class SafeCombInstance(Environment):
         return np.where(mu > 0, (mu * mu + var) / mu, 0.0), mu * mu / (mu * mu + var)
 
     def reset(self, n_reps, keys, xp):
+        """The item laws ``(means, variances, b, p)`` as ``xp`` arrays (nothing changes between rounds)."""
         b, p = self.two_point
         return tuple(xp.asarray(a) for a in (self.means, self.variances, b, p))
 
     def step(self, env_state, action, t, keys):
+        """Sample the pulled items of every replication; the feedback is their samples ``(n_reps, k)``."""
         if not isinstance(action, SuperArm):
             raise TypeError(f"a semi-bandit learner's act must return a SuperArm(items, n_possible), "
                             f"got {type(action).__name__}")
@@ -177,6 +183,7 @@ class SafeCombInstance(Environment):
         return env_state, x, info
 
     def available_metrics(self) -> Mapping[str, Metric]:
+        """``regret``, ``violations`` and ``possibly_safe`` (see the Notes of the class)."""
         return {"regret": _regret_metric(self), "violations": _violation_metric(self.budget),
                 "possibly_safe": _possible_metric()}
 

@@ -218,10 +218,12 @@ class LinearArms(Environment):
     misspecified: bool = False
     name: str = "linear_arms"
 
+    #: Metrics recorded when ``sim.run`` is given none.
     default_metrics = ("samples",)
 
     @property
     def params(self) -> Mapping[str, Any]:
+        """The constructor's settings."""
         out = {"arms": self.arms, "theta": self.theta, "sigma": self.sigma}
         if self.misspecified:
             out["misspecification"] = self.misspecification
@@ -229,6 +231,7 @@ class LinearArms(Environment):
 
     @property
     def n_arms(self) -> int:
+        """Number of arms ``K``."""
         return int(self.arms.shape[0])
 
     @property
@@ -238,6 +241,7 @@ class LinearArms(Environment):
 
     @property
     def spec(self) -> EnvSpec:
+        """Feedback ``"linear"``, one batch of pulls per step; the learner is told the features and the noise."""
         eps_m = float(np.abs(self.misspecification).max()) if self.misspecified else 0.0
         return EnvSpec(feedback="linear", unit="batch", n_actions=self.n_arms, max_horizon=MAX_PHASES,
                        info={"arms": self.arms, "sigma": self.sigma, "misspecification": eps_m})
@@ -254,9 +258,11 @@ class LinearArms(Environment):
         return np.all(ans == self.good_set(eps)[None, :], axis=1)
 
     def reset(self, n_reps, keys, xp):
+        """The mean rewards as an ``xp`` array (nothing changes between batches)."""
         return xp.asarray(self.mean_rewards)
 
     def step(self, mu, counts, t, keys):
+        """Pull every arm ``counts`` times; the feedback is the sums of the rewards ``(n_reps, n_arms)``."""
         n_reps = keys.shape[0]
         counts = np.asarray(counts)
         if counts.shape != (n_reps, self.n_arms) or counts.dtype.kind not in "iu":
@@ -267,6 +273,8 @@ class LinearArms(Environment):
         return mu, S, {"samples": counts.sum(axis=1)}
 
     def available_metrics(self) -> Mapping[str, Metric]:
+        """``samples`` (see the Notes of the class)."""
+
         def init(n_reps, xp):
             return xp.zeros(n_reps, dtype=xp.int64)
 

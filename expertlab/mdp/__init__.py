@@ -114,6 +114,7 @@ _register_episodic()
 def _register_safe_reward_free_stream() -> None:
     """Register the safe, reward-free and single-stream learners and their environment constructors with ``sim``."""
     from .. import sim
+    from ._safe_linear_mixture import _example_mixture
 
     def ladder():
         return safe_cost_ladder(4, safety_gap=0.2)
@@ -125,7 +126,7 @@ def _register_safe_reward_free_stream() -> None:
         return LinearMixtureStream(instances.random_linear_mixture(3, 2, dim=2, gamma=0.5, seed=0))
 
     for name, factory, feedback, env, horizon in (
-            ("safe_ucrl_vtr", safe_ucrl_vtr, "safe_episode", safe_trap_mixture, 20),
+            ("safe_ucrl_vtr", safe_ucrl_vtr, "safe_episode", _example_mixture, 20),
             ("safe_learned_cost_vtr", safe_learned_cost_vtr, "noisy_cost_episode", ladder, 20),
             ("reward_free_ttr", reward_free_ttr, "reward_free", explored, 20),
             ("regularized_optimism", regularized_optimism, "discounted_stream", stream, 50),

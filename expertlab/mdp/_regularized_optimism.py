@@ -433,16 +433,20 @@ def _stream_learner(name, plan, params, delta, lam, beta_scale, doc) -> Learner:
         f = state.features
         return plan(f.reshape(f.shape[0], -1, f.shape[1]), state.rewards, state.gamma, inv, b, state.beta, n_steps)
 
-    def init(spec, n_reps, keys=None, xp=np) -> StreamState:
+    def check_spec(spec):
+        """What the environment tells, checked: ``(features, rewards, gamma)``."""
         features = _check_features(np.asarray(spec.features, dtype=np.float64))
         if features.shape[1:3] != (spec.n_states, spec.n_actions):
             raise ValueError(f"{name}: spec.features has shape {features.shape}, expected (d, {spec.n_states}, "
                              f"{spec.n_actions}, {spec.n_states})")
         rewards = _check_rewards(np.asarray(spec.rewards, dtype=np.float64), features)
-        gamma = check_gamma(spec.gamma)
         if spec.horizon is None:
             raise ValueError(f"{name}: spec.horizon (the number of steps, which sets the radius) is None; run the "
                              "learner through expertlab.sim.run")
+        return features, rewards, check_gamma(spec.gamma)
+
+    def init(spec, n_reps, keys=None, xp=np) -> StreamState:
+        features, rewards, gamma = check_spec(spec)
         d = features.shape[0]
         beta = beta_scale * confidence_radius(d, gamma, spec.horizon, delta=delta, lam=lam)
         inv = np.broadcast_to(np.eye(d) / lam, (n_reps, d, d)).copy()
@@ -477,7 +481,7 @@ def _stream_learner(name, plan, params, delta, lam, beta_scale, doc) -> Learner:
         return state._replace(inv=sherman_morrison(state.inv, x), b=state.b + x * v[rows, s_next][:, None],
                               logdet=state.logdet + np.log1p(np.einsum("ri,ri->r", x, u)), t=state.t + 1)
 
-    return Learner(name, "discounted_stream", init, act, update, params, doc=doc)
+    return Learner(name, "discounted_stream", init, act, update, params, doc=doc, check_spec=check_spec)
 
 
 def regularized_optimism(*, eta_scale: float = 1.0, n_iter: int = 50, delta: float = 0.1, lam: float = 1.0,

@@ -21,11 +21,10 @@ the exploration budget :math:`K` in episodes;
 integer policy ``(n_reps, H, S)`` of the coming episode and the explorer's
 current :class:`RewardFreeEstimate` (fitted on the episodes played so far);
 ``update(state, exploration, episode, keys)`` with a :class:`RewardFreeEpisode`
-(``states (n_reps, H + 1)``, ``actions (n_reps, H)``, no rewards).  The explorer
-is a fixed-budget procedure: ``done`` once it has played ``spec.horizon``
-episodes, and ``answer(state)`` is its fitted weight :math:`\tilde\theta`
-``(n_reps, d)``, which :func:`expertlab.sim.run` returns in
-``final["answer"]`` for :func:`plan_for_rewards`.
+(``states (n_reps, H + 1)``, ``actions (n_reps, H)``, no rewards);
+``final(state)`` gives the fitted weight :math:`\tilde\theta` ``(n_reps, d)``
+after the last episode, which :func:`expertlab.sim.run` returns in
+``final["theta"]`` for :func:`plan_for_rewards`.
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ class RewardFreeState(NamedTuple):
     ``gram (n_reps, d, d)``: :math:`\Lambda = \lambda I + \sum_n \sum_{j} \phi(j | s_n, a_n) \phi(j | s_n, a_n)^\top`;
     ``b (n_reps, d)``: :math:`\sum_n \phi(s'_n | s_n, a_n)`; ``features (d, S, A, S)``: the known base
     kernels; ``episode_length``: :math:`H`; ``n_samples``: transitions absorbed per replication;
-    ``n_episodes``: episodes absorbed; ``budget``: the episodes the explorer plays (``None``: no budget).
+    ``n_episodes``: episodes absorbed.
     """
 
     gram: np.ndarray
@@ -62,7 +61,6 @@ class RewardFreeState(NamedTuple):
     episode_length: int
     n_samples: int = 0
     n_episodes: int = 0
-    budget: int | None = None
 
 
 class RewardFreeEstimate(NamedTuple):
@@ -136,8 +134,9 @@ class RewardFreeMixture(Environment):
     episode :math:`k`, which is fitted on the first :math:`k - 1` episodes (an
     explorer's update is not visible to the environment until its next action):
     the metrics of a run of :math:`K + 1` episodes at checkpoint :math:`K + 1`
-    are those of the model after :math:`K` episodes, and ``final["answer"]`` of
-    a run of :math:`K` episodes is that model's weight.  With :math:`\hat\pi_b`
+    are those of the model after :math:`K` episodes, and ``final["theta"]`` of
+    a run of :math:`K` episodes (the explorer's final state) is that model's
+    weight.  With :math:`\hat\pi_b`
     the optimal plan of the fitted model for battery reward :math:`b`
     (:func:`plan_for_rewards`), :math:`\hat V_b` its value there and
     :math:`V^{\hat\pi_b}_b` its exact value in the true model:
@@ -165,7 +164,7 @@ class RewardFreeMixture(Environment):
     >>> cert, sub, err = (res.metrics[k] for k in ("certificate", "suboptimality", "value_error"))
     >>> bool(((cert >= sub) & (cert >= err)).all()), bool((cert[1] <= cert[0]).all())
     (True, True)
-    >>> res.final["answer"].shape  # the fitted weight after 31 episodes, for plan_for_rewards
+    >>> res.final["theta"].shape  # the fitted weight after 31 episodes, for plan_for_rewards
     (2, 4)
     """
 
@@ -293,9 +292,9 @@ def reward_free_ttr(*, delta: float = 0.1, ridge: float = 1.0, beta_scale: float
         Feedback kind ``"reward_free"``: runs on a :class:`RewardFreeMixture` through
         :func:`expertlab.sim.run`, which tells it the base kernels :math:`\phi_i` of
         :math:`P_\theta = \sum_i \theta_i \phi_i` and the episode length :math:`H`, never a
-        reward.  State :class:`RewardFreeState`; deterministic; a fixed-budget procedure whose
-        answer (``final["answer"]`` of the run) is the fitted weight :math:`\tilde\theta`
-        ``(n_reps, d)`` after the run's episodes.
+        reward.  State :class:`RewardFreeState`; deterministic.  The run returns the fitted weight
+        :math:`\tilde\theta` after its last episode in ``final["theta"]`` ``(n_reps, d)``, the model
+        :func:`plan_for_rewards` plans on.
 
     Notes
     -----
@@ -362,7 +361,7 @@ def reward_free_ttr(*, delta: float = 0.1, ridge: float = 1.0, beta_scale: float
     >>> from expertlab.mdp.instances import hard_linear_mixture
     >>> env = RewardFreeMixture(hard_linear_mixture(2, horizon=4, gap=0.1))
     >>> res = sim.run(reward_free_ttr(), env, horizon=30, n_reps=3, seed=0)
-    >>> policy, values = plan_for_rewards(env.features, res.final["answer"], env.rewards)
+    >>> policy, values = plan_for_rewards(env.features, res.final["theta"], env.rewards)
     >>> policy.shape, bool((res.metrics["certificate"][-1] <= 2.0).all())
     ((3, 10, 4, 2), True)
     """
@@ -371,15 +370,20 @@ def reward_free_ttr(*, delta: float = 0.1, ridge: float = 1.0, beta_scale: float
     beta_scale = check_float(beta_scale, "beta_scale", minimum=0.0)
     name = "reward_free_ttr"
 
-    def init(spec, n_reps, keys=None, xp=np) -> RewardFreeState:
+    def check_spec(spec):
+        """What the environment tells, checked: ``(features, episode_length)``."""
         features = _check_features(spec.features)
         if features.shape[1:3] != (spec.n_states, spec.n_actions):
             raise ValueError(f"{name}: spec.features has shape {features.shape}, expected (d, {spec.n_states}, "
                              f"{spec.n_actions}, {spec.n_states})")
+        return features, check_int(spec.episode_length, "episode_length")
+
+    def init(spec, n_reps, keys=None, xp=np) -> RewardFreeState:
+        features, horizon = check_spec(spec)
         d = features.shape[0]
         n_reps = check_int(n_reps, "n_reps")
         return RewardFreeState(np.broadcast_to(ridge * np.eye(d), (n_reps, d, d)).copy(), np.zeros((n_reps, d)),
-                               features, check_int(spec.episode_length, "episode_length"), 0, 0, spec.horizon)
+                               features, horizon, 0, 0)
 
     def fit(state: RewardFreeState):
         """``(theta, theta_hat, gram_inv, beta, radius)`` of the ridge regression."""
@@ -421,16 +425,12 @@ def reward_free_ttr(*, delta: float = 0.1, ridge: float = 1.0, beta_scale: float
         return state._replace(gram=gram, b=b, n_samples=state.n_samples + s.shape[1],
                               n_episodes=state.n_episodes + 1)
 
-    def done(state: RewardFreeState):
-        spent = state.budget is not None and state.n_episodes >= state.budget
-        return np.full(state.b.shape[0], spent)
-
-    def answer(state: RewardFreeState):
-        return fit(state)[0]
+    def final(state: RewardFreeState):
+        return {"theta": fit(state)[0]}
 
     return Learner(name, "reward_free", init, act, update, {"delta": delta, "ridge": ridge,
                                                             "beta_scale": beta_scale},
-                   done=done, answer=answer, doc=reward_free_ttr.__doc__)
+                   doc=reward_free_ttr.__doc__, check_spec=check_spec, final=final)
 
 
 def _check_battery(rewards, horizon, n_s, n_a):
@@ -453,7 +453,7 @@ def plan_for_rewards(features, theta, rewards):
     ----------
     features : ndarray, shape (d, S, A, S)
     theta : ndarray, shape (n_reps, d)
-        Weights on the simplex, e.g. ``final["answer"]`` of a run of :func:`reward_free_ttr`.
+        Weights on the simplex, e.g. ``final["theta"]`` of a run of :func:`reward_free_ttr`.
     rewards : ndarray, shape (n_rewards, H, S, A) or (H, S, A)
         Non-negative, with :math:`\sum_h \max_{s,a} r_h(s, a) \le 1`.
 

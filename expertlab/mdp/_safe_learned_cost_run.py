@@ -147,14 +147,18 @@ def safe_learned_cost_vtr(*, pessimistic: bool = True, reachability: bool = True
     beta_scale = check_float(beta_scale, "beta_scale", positive=True)
     name = "safe_learned_cost_vtr"
 
-    def init(spec, n_reps, keys=None, xp=np) -> SafeCostState:
+    def check_spec(spec):
+        """What the environment tells, checked (see ``init``)."""
         features, rewards, k = _known(spec, name)
-        (d, s_, a_), h_ = features.shape[:3], rewards.shape[0]
-        psi = _check_cost_features(spec.cost_features, s_, a_)
-        safe = _check_safe_states(spec.safe_states, s_)
-        threshold = check_open_unit(spec.threshold, "threshold")
-        safe_action = check_int(spec.safe_action, "safe_action", minimum=0, maximum=a_ - 1)
-        noise_scale = check_float(spec.noise_scale, "noise_scale", minimum=0.0)
+        s_, a_ = features.shape[1:3]
+        return (features, rewards, k, _check_cost_features(spec.cost_features, s_, a_),
+                _check_safe_states(spec.safe_states, s_), check_open_unit(spec.threshold, "threshold"),
+                check_int(spec.safe_action, "safe_action", minimum=0, maximum=a_ - 1),
+                check_float(spec.noise_scale, "noise_scale", minimum=0.0))
+
+    def init(spec, n_reps, keys=None, xp=np) -> SafeCostState:
+        features, rewards, k, psi, safe, threshold, safe_action, noise_scale = check_spec(spec)
+        (d, s_), h_ = features.shape[:2], rewards.shape[0]
         d_c = psi.shape[2]
         bound = math.sqrt(d_c) if param_bound is None else param_bound
         feature_bound = float(np.sqrt((psi ** 2).sum(axis=-1)).max())
@@ -193,4 +197,4 @@ def safe_learned_cost_vtr(*, pessimistic: bool = True, reachability: bool = True
     return Learner(name, "noisy_cost_episode", init, act, update,
                    {"pessimistic": pessimistic, "reachability": reachability, "delta": delta, "lam": lam,
                     "cost_lam": cost_lam, "param_bound": param_bound, "beta_scale": beta_scale},
-                   doc=safe_learned_cost_vtr.__doc__)
+                   doc=safe_learned_cost_vtr.__doc__, check_spec=check_spec)

@@ -499,18 +499,22 @@ def safe_ucrl_vtr(*, reachability: bool = True, delta: float = 0.1, lam: float =
     lam, beta_scale = check_float(lam, "lam", positive=True), check_float(beta_scale, "beta_scale", positive=True)
     name = "safe_ucrl_vtr"
 
-    def init(spec, n_reps, keys=None, xp=np) -> SafeVTRState:
+    def check_spec(spec):
+        """What the environment tells, checked: ``(features, rewards, n_episodes, costs, threshold, safe_action)``."""
         features, rewards, k = _known(spec, name)
         costs = np.asarray(spec.costs, dtype=np.float64)
         if costs.shape != features.shape[1:3] or not np.all(np.isfinite(costs)):
             raise ValueError(f"{name}: spec.costs must be a finite array of shape {features.shape[1:3]}, got "
                              f"shape {costs.shape}")
+        return (features, rewards, k, costs, check_float(spec.threshold, "threshold"),
+                check_int(spec.safe_action, "safe_action", minimum=0, maximum=spec.n_actions - 1))
+
+    def init(spec, n_reps, keys=None, xp=np) -> SafeVTRState:
+        features, rewards, k, costs, threshold, safe_action = check_spec(spec)
         (d, s_), h_ = features.shape[:2], rewards.shape[0]
         beta = beta_scale * _vtr_radius(h_, d, k, lam, delta)
         return SafeVTRState(np.broadcast_to(np.eye(d) / lam, (n_reps, d, d)).copy(), np.zeros((n_reps, d)),
-                            np.zeros((n_reps, h_ + 1, s_)), 0, features, rewards, costs,
-                            check_float(spec.threshold, "threshold"),
-                            check_int(spec.safe_action, "safe_action", minimum=0, maximum=spec.n_actions - 1), beta)
+                            np.zeros((n_reps, h_ + 1, s_)), 0, features, rewards, costs, threshold, safe_action, beta)
 
     def act(state: SafeVTRState, obs, keys):
         h_ = state.rewards.shape[0]
@@ -526,4 +530,15 @@ def safe_ucrl_vtr(*, reachability: bool = True, delta: float = 0.1, lam: float =
 
     return Learner(name, "safe_episode", init, act, update,
                    {"reachability": reachability, "delta": delta, "lam": lam, "beta_scale": beta_scale},
-                   doc=safe_ucrl_vtr.__doc__)
+                   doc=safe_ucrl_vtr.__doc__, check_spec=check_spec)
+
+
+def _example_mixture() -> SafeLinearMixture:
+    """The small run of the registry: ``hard_linear_mixture(1, horizon=3)`` with one action of the absorbing state
+    above the threshold (the learner's choices at the start state, and so its regret, depend on the transitions)."""
+    from .instances import hard_linear_mixture
+
+    m = hard_linear_mixture(1, horizon=3, gap=0.1)
+    costs = np.full(m.features.shape[1:3], 0.2)
+    costs[1, 1] = 0.9
+    return SafeLinearMixture(m, costs, 0.5, 0, 0.3)

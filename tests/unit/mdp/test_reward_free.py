@@ -126,19 +126,19 @@ def test_seeded_and_batch_independent():
     one = sim.run(ex, env, 30, 1, seed=7, checkpoints=[10, 30], rep_offset=2)
     for k in ("value_error", "certificate", "confidence_ratio"):
         np.testing.assert_allclose(one.metrics[k][:, 0], a.metrics[k][:, 2], rtol=1e-12)
-    np.testing.assert_allclose(one.final["answer"][0], a.final["answer"][2], rtol=1e-12)
+    np.testing.assert_allclose(one.final["theta"][0], a.final["theta"][2], rtol=1e-12)
     c = sim.run(ex, env, 30, 4, seed=8, checkpoints=[10, 30])
     assert not np.array_equal(a.metrics["value_error"], c.metrics["value_error"])
 
 
-def test_answer_is_the_model_after_the_last_episode():
-    """final["answer"] of a K-episode run is the weight the metrics evaluate at step K + 1 (fitted on K episodes)."""
+def test_final_theta_is_the_model_after_the_last_episode():
+    """final["theta"] of a K-episode run is the weight the metrics evaluate at step K + 1 (fitted on K episodes)."""
     m = _mixture(dim=3)
     env = RewardFreeMixture(m)
     k = 25
     short = sim.run(reward_free_ttr(), env, k, 3, seed=4)
-    assert short.final["stopped"].all() and np.all(short.final["stopping_time"] == k)
-    theta = short.final["answer"]
+    assert set(short.final) == {"theta"}
+    theta = short.final["theta"]
     np.testing.assert_allclose(theta.sum(axis=1), 1.0)
     longer = sim.run(reward_free_ttr(), env, k + 1, 3, seed=4, checkpoints=[k + 1])
     pi, v_hat = plan_for_rewards(m.features, theta, env.rewards)
@@ -216,4 +216,4 @@ def test_state_is_a_namedtuple_with_replication_axis():
     assert isinstance(st, RewardFreeState) and st.gram.shape == (3, 2, 2) and st.b.shape == (3, 2)
     action, _ = ex.act(st, None, keys)
     assert action.policy.shape == (3, 2, 2) and action.estimate.values.shape == (3, 3, 2)
-    assert not ex.done(st).any()  # no budget outside a run
+    assert ex.final(st)["theta"].shape == (3, 2) and ex.done is None
