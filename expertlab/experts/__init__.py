@@ -52,7 +52,7 @@ def _register() -> None:
         sim.register_learner(name, factory, family="experts", feedback="full", example=example(factory))
         _document_claims(factory, name)
     sim.register_learner("memory_bounded", memory_bounded, family="experts", feedback="full",
-                         example=lambda: (memory_bounded(memory=2), instances.needle(6, gap=0.2), 40))
+                         example=lambda: (memory_bounded(memory=2, horizon=40), instances.needle(6, gap=0.2), 40))
     _document_claims(memory_bounded, "memory_bounded")
     # memory against an adaptive adversary; private experts (one-hot plays, NumPy code)
     sim.register_learner("memory_adaptive", memory_adaptive, family="experts", feedback="full",
