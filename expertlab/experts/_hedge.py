@@ -200,7 +200,7 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
     >>> from expertlab import sim
     >>> from expertlab.experts import hedge, instances
     >>> res = sim.run(hedge(), instances.fair_coins(10), horizon=1000, n_reps=200, seed=1)
-    >>> res.regret.shape  # (checkpoints, replications)
+    >>> res.metrics["regret"].shape  # (checkpoints, replications)
     (28, 200)
     >>> exact = instances.fair_coins(10).exact_expected_regret(1000)
     >>> bool(abs(res.mean()[-1] - exact) < 3 * res.stderr()[-1])

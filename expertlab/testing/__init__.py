@@ -13,7 +13,13 @@ __all__ = ["play_losses", "random_losses", "run_in_cuda_simulator"]
 
 
 def play_losses(learner, losses, awake=None, keys=None):
-    """Drive ``learner`` through a fixed loss array and return what it played.
+    """Drive ``learner`` through a fixed loss array and return every play (a test oracle).
+
+    Unlike :func:`expertlab.sim.run`, which records metrics at checkpoints and
+    never a replications-by-rounds trajectory, this keeps every round's play,
+    so that tests can compare a learner round by round with a plain-Python
+    reference.  It calls the learner protocol directly and is meant for
+    small arrays in tests.
 
     Parameters
     ----------
@@ -44,15 +50,17 @@ def play_losses(learner, losses, awake=None, keys=None):
     if losses.ndim != 3:
         raise ValueError(f"losses must have shape (n_reps, horizon, n_experts), got {losses.shape}")
     n_reps, horizon, n = losses.shape
-    state = learner.init(n_reps, n)
+    state = learner.init(n, n_reps)
     ps, rs = np.zeros_like(losses), np.zeros_like(losses)
     for t in range(horizon):
         aw = None if awake is None else awake[:, t]
-        p = np.asarray(learner.act(state, None if keys is None else keys(t), aw))
+        key = None if keys is None else keys(t)
+        p, state = learner.act(state, aw, key)
+        p = np.asarray(p)
         loss = losses[:, t]
         r = (p * loss).sum(axis=1, keepdims=True) - loss
         ps[:, t], rs[:, t] = p, (r if aw is None else np.where(aw, r, 0.0))
-        state = learner.update(state, p, loss, aw)
+        state = learner.update(state, p, (loss, aw), key)
     return ps, rs
 
 

@@ -243,8 +243,8 @@ def test_tuned_bound_through_sim_run():
                   seed=0, checkpoints=[horizon])
     bound = math.sqrt(horizon * math.log(n) / 2.0)
     mine = regret_of(play(hedge(horizon=horizon), losses), losses)
-    np.testing.assert_allclose(res.regret[-1], mine, rtol=1e-12, atol=1e-12)
-    assert np.all(res.regret[-1] <= bound)
+    np.testing.assert_allclose(res.metrics["regret"][-1], mine, rtol=1e-12, atol=1e-12)
+    assert np.all(res.metrics["regret"][-1] <= bound)
 
 
 def _follow_the_loser():

@@ -17,7 +17,7 @@ from expertlab.bandits import exp3, instances
 
 def _final(L, K, T, s, backend, seed):
     res = sim.run(L, instances.minimax(K, T), horizon=T, n_reps=s["n_reps"], seed=seed,
-                  backend=backend, checkpoints=[T])
+                  backend=backend, checkpoints=[T], metrics=["expected_regret"])
     return res.metric("expected_regret")[-1]
 
 

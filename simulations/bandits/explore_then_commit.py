@@ -19,7 +19,7 @@ def exact_regret(s, backend, seed):
                   backend=backend, checkpoints=[2000])
     exact = etc_expected_regret(0.4, 0.6, 25, 2000)
     x = np.array([2000.0])
-    return sim.Measurement(x=x, y=res.regret, xlabel="T", ylabel="pseudo-regret at T = 2000",
+    return sim.Measurement(x=x, y=res.metrics["regret"], xlabel="T", ylabel="pseudo-regret at T = 2000",
                            curves={f"exact {exact:.4f}": (x, np.array([exact]))})
 
 

@@ -20,7 +20,7 @@ NINE = np.arange(1, 10) / 10.0
 def _log_slope(L, s, backend, seed):
     x = sim.checkpoint_grid(s["horizon"]).astype(float)
     lr = LR_NINE * np.log(x)
-    return sim.horizon_measurement(L, instances.bernoulli(NINE), s, backend, seed, metric="pseudo_regret",
+    return sim.horizon_measurement(L, instances.bernoulli(NINE), s, backend, seed, metric="regret", ylabel="pseudo-regret",
                                    curves={"Lai–Robbins slope 7.5165 · ln T": (x, lr)})
 
 
@@ -47,7 +47,7 @@ def moss_minimax(s, backend, seed):
         L = moss(horizon=T)
         res = sim.run(L, instances.minimax(K, T), horizon=T, n_reps=s["n_reps"], seed=seed,
                       backend=backend, checkpoints=[T])
-        ys.append(res.regret[-1])
+        ys.append(res.metrics["regret"][-1])
     x = np.array(s["horizons"], dtype=float)
     return sim.Measurement(x=x, y=np.stack(ys), xlabel="horizon T", ylabel="pseudo-regret at T",
                            curves={"√(KT)": (x, np.sqrt(K * x))})

@@ -15,7 +15,7 @@ from expertlab.bandits import instances, successive_elimination
 
 def flat_regret(s, backend, seed):
     return sim.horizon_measurement(successive_elimination(s["delta"]), instances.bernoulli(np.arange(1, 10) / 10),
-                                   s, backend, seed, metric="pseudo_regret")
+                                   s, backend, seed, metric="regret", ylabel="pseudo-regret")
 
 
 EXPERIMENTS = [

@@ -19,7 +19,7 @@ def regret_vs_T(s, backend, seed):
     for T in s["horizons"]:
         L = tsallis_inf()
         res = sim.run(L, instances.minimax(K, T), horizon=T, n_reps=s["n_reps"], seed=seed,
-                      backend=backend, checkpoints=[T])
+                      backend=backend, checkpoints=[T], metrics=["expected_regret"])
         ys.append(res.metric("expected_regret")[-1])
     x = np.array(s["horizons"], dtype=float)
     return sim.Measurement(x=x, y=np.stack(ys), xlabel="horizon T", ylabel="expected pseudo-regret at T",

@@ -41,7 +41,7 @@ def fair_coins_exact(s, backend, seed):
     L = hedge()
     res = sim.run(L, instances.fair_coins(10), horizon=1000, n_reps=s["n_reps"], seed=seed,
                   backend=backend, checkpoints=[1000])
-    return sim.Measurement(x=np.array([1000.0]), y=res.regret, xlabel="T", ylabel="regret at T = 1000")
+    return sim.Measurement(x=np.array([1000.0]), y=res.metrics["regret"], xlabel="T", ylabel="regret at T = 1000")
 
 
 EXPERIMENTS = [

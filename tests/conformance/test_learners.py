@@ -67,9 +67,11 @@ def test_shapes_and_determinism(name):
         np.testing.assert_array_equal(a.metrics[k], b.metrics[k], err_msg=k)
     for k in a.final:
         np.testing.assert_array_equal(a.final[k], b.final[k], err_msg=k)
+    # a seed must matter wherever replications differ (a run whose replications all agree is deterministic)
     c = _run(learner, env, horizon, n_reps=4, seed=4)
-    assert any(not np.array_equal(a.metrics[k], c.metrics[k]) for k in a.metrics) or \
-        all(np.ptp(v) == 0 for v in a.metrics.values()), "another seed gave the same numbers"
+    random = any(np.any(np.ptp(v, axis=1) > 0) for v in a.metrics.values())
+    assert not random or any(not np.array_equal(a.metrics[k], c.metrics[k]) for k in a.metrics), \
+        "another seed gave the same numbers"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -62,7 +62,7 @@ sim.register_claims(sim.RateClaim("test.cli-{name}", "regret", "T", "power", {pr
 def measure(s, backend, seed):
     res = sim.run(hedge(), instances.fair_coins(4), horizon=s["horizon"], n_reps=s["n_reps"], seed=seed,
                   backend=backend)
-    return sim.Measurement(res.checkpoints, res.regret, "T", "regret")
+    return sim.Measurement(res.checkpoints, res.metrics["regret"], "T", "regret")
 
 
 EXPERIMENTS = [sim.Experiment("test.cli-{name}", measure, quick=dict(horizon=2000, n_reps=200),

@@ -81,7 +81,7 @@ def _reference(fn, seed):
 def _library(L, seed):
     res = sim.run(L, instances.bernoulli(MEANS), horizon=T, n_reps=R, seed=seed, backend="numba",
                   checkpoints=CKPTS)
-    return res.regret
+    return res.metrics["regret"]
 
 
 def _z(a, b):

@@ -44,7 +44,7 @@ def test_sim_run_on_loss_matrix_matches_hand_regret():
     # regret after round 1: 1/2 - 0; after round 2: (1/2 + 4/5) - min(1, 1) = 0.3
     inst = instances.loss_matrix([[0.0, 1.0], [1.0, 0.0]])
     res = sim.run(adahedge(), inst, horizon=2, n_reps=3, seed=0, checkpoints=[1, 2])
-    np.testing.assert_allclose(res.regret, [[0.5] * 3, [0.3] * 3], rtol=1e-13)
+    np.testing.assert_allclose(res.metrics["regret"], [[0.5] * 3, [0.3] * 3], rtol=1e-13)
 
 
 def test_equal_losses_keep_eta_infinite_exactly():
@@ -98,7 +98,7 @@ def test_worst_case_bound_on_adversarial_matrices():
         L_star = losses.sum(axis=0).min()
         bound = 2 * math.sqrt(L_star * (T - L_star) / T * math.log(n)) + 16 / 3 * math.log(n) + 2
         res = sim.run(adahedge(), instances.loss_matrix(losses), horizon=T, n_reps=1, seed=0)
-        assert 0.0 <= res.regret[-1, 0] <= bound
+        assert 0.0 <= res.metrics["regret"][-1, 0] <= bound
 
 
 def test_perfect_expert_regret_stays_below_theorem_8():
@@ -106,7 +106,7 @@ def test_perfect_expert_regret_stays_below_theorem_8():
     n = 10
     res = sim.run(adahedge(), instances.needle(n, gap=0.5), horizon=2000, n_reps=40, seed=5)
     bound = 16 / 3 * math.log(n) + 2
-    assert res.regret.max() <= bound
+    assert res.metrics["regret"].max() <= bound
 
 
 

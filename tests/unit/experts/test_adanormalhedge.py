@@ -151,7 +151,7 @@ def test_needle_regret_is_bounded():
     n, horizon = 10, 2000
     res = sim.run(adanormalhedge(), instances.needle(n, 0.5), horizon=horizon, n_reps=100, seed=5)
     cap = 3.0 * math.log(n * (1.0 + 1.5 * (1.0 + math.log1p(horizon))))
-    assert np.all(res.regret[-1] <= cap)
+    assert np.all(res.metrics["regret"][-1] <= cap)
     assert res.mean()[-1] + 3 * res.stderr()[-1] < math.sqrt(horizon) / 4
 
 

@@ -61,7 +61,7 @@ def test_ftl_linear_regret_on_alternating_losses():
     losses[1::2, 1] = 1.0
     losses[2::2, 0] = 1.0
     res = sim.run(ftl(), instances.loss_matrix(losses), horizon=T, n_reps=2, seed=0, checkpoints=[T])
-    np.testing.assert_allclose(res.regret[-1], [k + 0.25] * 2, rtol=1e-14)
+    np.testing.assert_allclose(res.metrics["regret"][-1], [k + 0.25] * 2, rtol=1e-14)
 
 
 def test_ftl_sleeping_by_hand():

@@ -33,7 +33,7 @@ def test_anti_correlated_exact_and_asymptote():
 def test_anti_correlated_losses_are_opposite_and_fair():
     res = sim.run(hedge(eta=1e-12), instances.anti_correlated(), horizon=1, n_reps=4000, seed=0)
     # eta ~ 0: p = (1/2, 1/2) and learner loss 1/2; the best expert has loss 0, so regret is 1/2 always
-    np.testing.assert_allclose(res.regret[0], 0.5, atol=1e-9)
+    np.testing.assert_allclose(res.metrics["regret"][0], 0.5, atol=1e-9)
     # expert 0's loss is a fair coin: its final sleeping-free regret 0.5 - l_0 is ±0.5 with equal odds
     d = res.final["expert_regret"][:, 0]
     assert set(np.round(d, 9)) == {-0.5, 0.5}

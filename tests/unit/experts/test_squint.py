@@ -167,7 +167,7 @@ def test_needle_regret_is_bounded_by_the_potential_lemma():
     f = lambda R: 2 * quad(lambda e: math.exp(R * (e - e * e)), 0, 0.5)[0] - n  # noqa: E731
     r_star = brentq(f, 0.0, 200.0)
     res = sim.run(squint(), instances.needle(n, 0.5), horizon=horizon, n_reps=40, seed=5)
-    final = res.regret[-1]
+    final = res.metrics["regret"][-1]
     assert np.all(final <= r_star + 1e-9)
     assert res.mean()[-1] + 3 * res.stderr()[-1] < math.sqrt(horizon) / 4
 
