@@ -1,13 +1,13 @@
 """ALF-LB routing throughput against the exact min-cost-flow solve of the same batches.
 
-Prints, in one run: batches per second of the fused Numba ALF-LB path
-(4096 tokens x 64 experts, K = 6 per batch by default), the time of an exact
-balanced solve (OR-Tools min-cost flow) of one such batch, the balance
-(MaxVio) and the routing score each reaches, and the time of the exact solve
-at 65,536 x 64; and deterministic ALF-LB over a batch of fixed problems
-(``AssignmentBatch``, one fused call) against one call per problem, on the
-same problems.  Nothing is asserted: the numbers are for the record (JSON
-with ``--json``).
+Prints, in one run: batches per second of the fused Numba ALF-LB path of
+``sim.run`` (4096 tokens x 64 experts, K = 6 per batch by default), the time
+of an exact balanced solve (OR-Tools min-cost flow) of one such batch, the
+balance (MaxVio) and the routing score each reaches, and the time of the
+exact solve at 65,536 x 64; and deterministic ALF-LB over a batch of fixed
+problems (``routing_fixed`` of an ``AssignmentBatch``, one fused run)
+against one run per problem, on the same problems.  Nothing is asserted:
+the numbers are for the record (JSON with ``--json``).
 
     python benchmarks/bench_balance.py [--quick] [--json PATH]
 """
@@ -21,7 +21,9 @@ import time
 
 import numpy as np
 
-from expertlab.balance import AssignmentBatch, AssignmentProblem, alf_lb, solve_exact, top_k_route
+from expertlab import sim
+from expertlab.balance import (AssignmentBatch, AssignmentProblem, alf_lb, routing, routing_fixed, solve_exact,
+                               top_k_route)
 from expertlab.balance.generators import iid_plus_offset
 
 
@@ -50,16 +52,18 @@ def main(argv=None):
     means = np.linspace(-1.0, 1.0, E)
     gen = iid_plus_offset(means, 1.0)
 
-    alf_lb(gen, K, n_tokens=64, n_iter=2, n_reps=1, rule="sign", step=0.01)  # compile
+    sign = alf_lb(step=0.01, rule="sign")
+    sim.run(sign, routing(gen, n_tokens=64, k=K), horizon=2, n_reps=1, backend="numba")  # compile
     t0 = time.perf_counter()
-    r = alf_lb(gen, K, n_tokens=N, n_iter=a.iters, n_reps=a.reps, rule="sign", step=0.01, seed=1)
+    r = sim.run(sign, routing(gen, n_tokens=N, k=K), horizon=a.iters, n_reps=a.reps, seed=1, backend="numba",
+                metrics=["maxvio"], checkpoints=np.arange(a.iters // 2 + 1, a.iters + 1))
     secs = time.perf_counter() - t0
     alf_rate = a.iters * a.reps / secs
-    late = r.maxvio[:, a.iters // 2:].mean()
+    late = r.metrics["maxvio"].mean()  # the second half of the batches
 
     # one fresh batch, routed by the learned bias and solved exactly
     scores = gen.draw(np.uint64(7), np.arange(1, dtype=np.uint64), 0, N)[0]
-    routed = top_k_route(scores, r.bias[0], K)
+    routed = top_k_route(scores, r.final["bias"][0], K)
     prob = AssignmentProblem(scores, K)  # balanced capacity N K / E
     t0 = time.perf_counter()
     exact = solve_exact(prob, method="flow")
@@ -85,13 +89,16 @@ def main(argv=None):
           f"(gap {big_res.duality_gap:.1e})")
     # deterministic ALF-LB on a batch of fixed problems: one fused call vs one call per problem
     batch = AssignmentBatch(gen.draw(np.uint64(11), np.arange(a.batch, dtype=np.uint64), 0, a.batch_tokens), K)
+    decaying = alf_lb(step=5.0, rule="decaying")
     t0 = time.perf_counter()
-    rb = alf_lb(batch, rule="decaying", step=5.0, n_iter=a.iters)
+    rb = sim.run(decaying, routing_fixed(batch), horizon=a.iters, n_reps=a.batch, backend="numba")
     batched_secs = time.perf_counter() - t0
     t0 = time.perf_counter()
-    singles = [alf_lb(batch.problem(r), rule="decaying", step=5.0, n_iter=a.iters) for r in range(a.batch)]
+    singles = [sim.run(decaying, routing_fixed(batch.problem(r)), horizon=a.iters, n_reps=1, backend="numba")
+               for r in range(a.batch)]
     loop_secs = time.perf_counter() - t0
-    same = all(np.allclose(rb.bias[r], one.bias[0], rtol=0, atol=1e-12) for r, one in enumerate(singles))
+    same = all(np.allclose(rb.final["bias"][r], one.final["bias"][0], rtol=0, atol=1e-12)
+               for r, one in enumerate(singles))
     print(f"deterministic ALF-LB on {a.batch} fixed problems of {a.batch_tokens} x {E}, {a.iters} iterations: "
           f"batched {batched_secs:.3f} s, one call per problem {loop_secs:.3f} s, "
           f"ratio {loop_secs / batched_secs:.1f}x (same biases: {same})")

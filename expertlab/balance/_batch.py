@@ -4,9 +4,11 @@ An :class:`AssignmentBatch` holds ``n_batch`` independent routing problems
 of the same size (``n_tokens`` tokens, ``n_experts`` experts, ``k`` experts
 per token) as one array of shape ``(n_batch, n_tokens, n_experts)``, with
 capacities shared or per problem.  It is what Monte Carlo studies over many
-batches of router scores pass around: :func:`~expertlab.balance.alf_lb`
-runs deterministic ALF-LB on all of them in one fused kernel (problem ``r``
-is replication ``r``), :func:`~expertlab.balance.solve_exact` solves each LP
+batches of router scores pass around: :func:`~expertlab.balance.routing_fixed`
+makes it the environment of deterministic ALF-LB
+(:func:`~expertlab.balance.alf_lb` through :func:`expertlab.sim.run`, all
+problems in one fused kernel; problem ``r`` is replication ``r``),
+:func:`~expertlab.balance.solve_exact` solves each LP
 and stacks the certificates in a :class:`BatchAssignmentResult`, and
 :func:`~expertlab.balance.dual_objective` broadcasts over the leading axis.
 """

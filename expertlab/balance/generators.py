@@ -26,9 +26,14 @@ Box--Muller transform,
     z = \sqrt{-2 \ln u_1}\, \cos(2 \pi u_2),
 
 discarding the sine branch so that every score depends on its own two
-uniforms only (any sub-block of tokens or experts can be drawn alone).  The
+uniforms only (any sub-block of tokens or experts can be drawn alone).
+These round keys are the environment keys that :func:`expertlab.sim.run`
+derives for replication ``rep`` and step ``t``, so the online environment
+:func:`expertlab.balance.routing` draws its batches with
+:meth:`ScoreGenerator.scores` from the keys the engine hands it.  The
 uniforms are never 0, so :math:`z` is always finite (:math:`|z| < 8.6`).
-The batched NumPy form :meth:`ScoreGenerator.draw` and the scalar form
+The batched array forms :meth:`ScoreGenerator.scores` and
+:meth:`ScoreGenerator.draw` and the scalar form
 :func:`score_at` used inside Numba kernels compute the same formula; they
 agree to the last bit or two (NumPy's vectorised ``log``/``cos`` may differ
 from libm by an ulp).
@@ -55,10 +60,12 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
+from .._backend import get_namespace
 from .._random import rep_key, round_key, seed_to_uint64, uniform
 from .._validation import check_float, check_in, check_int
 
 __all__ = [
+    "GENERATORS",
     "ScoreGenerator",
     "drifting",
     "iid_gaussian",
@@ -141,6 +148,46 @@ class ScoreGenerator:
         b = -self.mean(t)
         return (b - b.mean()) + 0.0  # + 0.0 turns -0.0 into 0.0
 
+    @property
+    def settings(self) -> dict:
+        """The factory's keyword arguments as plain JSON data: ``GENERATORS[name](**settings)`` rebuilds it."""
+        e = self.n_experts
+        means = [float(x) for x in self.params[_HEAD:_HEAD + e]]
+        if self.name == "iid_gaussian":
+            return {"n_experts": e, "sigma": self.sigma}
+        if self.name == "iid_plus_offset":
+            return {"means": means, "sigma": self.sigma}
+        return {"means": means, "drift": [float(x) for x in self.params[_HEAD + e:]], "sigma": self.sigma,
+                "mode": "linear" if self.params[1] == 0.0 else "sine", "period": float(self.params[2])}
+
+    def scores(self, keys, t, n_tokens):
+        """Scores of batch ``t`` from the round keys of the replications (array code over ``xp``).
+
+        Parameters
+        ----------
+        keys : array of uint64, shape (n_reps,)
+            ``round_key(rep_key(seed, rep), t)`` of each replication: the
+            environment keys :func:`expertlab.sim.run` hands to
+            :class:`~expertlab.balance.Routing` in round ``t``.
+        t : int
+            Iteration (0-based); it only enters the mean.
+        n_tokens : int
+            Tokens per batch :math:`N`.
+
+        Returns
+        -------
+        array, shape (n_reps, n_tokens, n_experts)
+            In the namespace of ``keys`` (NumPy or CuPy).
+        """
+        xp = get_namespace(keys)
+        e = self.n_experts
+        j = xp.reshape(xp.arange(n_tokens * e, dtype=xp.uint64), (1, n_tokens, e)) * _U2
+        kk = keys[:, None, None]
+        u1 = uniform(kk, j)
+        u2 = uniform(kk, j + _U1)
+        z = xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(_TWO_PI * u2)
+        return xp.asarray(self.mean(t))[None, None, :] + self.params[0] * z
+
     def draw(self, seed, rep_ids, t, n_tokens) -> np.ndarray:
         """Scores of batch ``t`` for the replications ``rep_ids`` (NumPy, batched).
 
@@ -167,14 +214,9 @@ class ScoreGenerator:
             raise ValueError("rep_ids must be a 1-d array of non-negative integers")
         reps = reps.astype(np.uint64)
         seeds = np.full(reps.shape, seed_u, dtype=np.uint64)
-        keys = round_key(rep_key(seeds, reps), np.full(reps.shape, t, dtype=np.uint64))
-        e = self.n_experts
-        j = np.arange(n_tokens * e, dtype=np.uint64).reshape(n_tokens, e)[None] * _U2
-        kk = keys[:, None, None]
-        u1 = uniform(kk, j)
-        u2 = uniform(kk, j + _U1)
-        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(_TWO_PI * u2)
-        return self.mean(t)[None, None, :] + self.params[0] * z
+        with np.errstate(over="ignore"):  # the uint64 hash wraps by design
+            keys = round_key(rep_key(seeds, reps), np.full(reps.shape, t, dtype=np.uint64))
+            return self.scores(keys, t, n_tokens)
 
 
 def _make(name, means, drift, sigma, mode=0.0, period=1.0) -> ScoreGenerator:
@@ -285,3 +327,7 @@ def drifting(means, drift, sigma: float = 1.0, *, mode: str = "linear", period: 
     check_in(mode, "mode", ("linear", "sine"))
     period = check_float(period, "period", positive=True)
     return _make("drifting", m, d, sigma, 0.0 if mode == "linear" else 1.0, period)
+
+
+#: The generator factories by name (what :func:`expertlab.balance.routing` accepts as ``generator=``).
+GENERATORS = {"iid_gaussian": iid_gaussian, "iid_plus_offset": iid_plus_offset, "drifting": drifting}

@@ -47,8 +47,10 @@ one.  :math:`\square`
 For the sign rule of Wang et al. (2024) this turns a statement about biases
 into one about loads: wherever the ALF-LB bias is within :math:`\varepsilon`
 of the centred prices, the batch is balanced up to the thin-margin tokens.
-The check runs the library's ``alf_lb`` (sign rule) and tests the bound at
-every recorded iteration with :math:`\varepsilon_t = \tfrac12(\max_i - \min_i)(b_{t,i} + p^\star_i)`.
+The check runs the library's ``alf_lb`` (sign rule) on ``routing_fixed``
+through ``sim.run`` and tests the bound at every iteration, in a metric that
+reads each batch's bias and loads, with
+:math:`\varepsilon_t = \tfrac12(\max_i - \min_i)(b_{t,i} + p^\star_i)`.
 
 How the checks work
 -------------------
@@ -86,10 +88,11 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import assume, find, given
+from hypothesis import find, given
 from hypothesis import strategies as st
 
-from expertlab.balance import AssignmentProblem, alf_lb, dual_objective, solve_exact, top_k_route
+from expertlab import sim
+from expertlab.balance import AssignmentProblem, alf_lb, dual_objective, routing_fixed, solve_exact, top_k_route
 
 pytestmark = pytest.mark.proof
 
@@ -166,19 +169,27 @@ def test_loads_within_thin_margin_count(inst):
     assert _violation(scores, k, cap, eps, delta, shift, 2.0) <= 0
 
 
+def excess_metric(scores, prices, k, cap):
+    """A metric: the largest max_i |L_i - C_i| - M(2 eps_t) over the batches so far (<= 0 when the bound holds)."""
+
+    def update(acc, info, t):
+        b, loads = np.asarray(info["bias"])[0], np.asarray(info["loads"])[0]
+        gap = b + prices
+        eps = 0.5 * (gap.max() - gap.min())
+        return max(acc, float(np.abs(loads - cap).max() - bound(scores, prices, k, eps)))
+
+    return sim.Metric("bound_excess", lambda n_reps, xp: -np.inf, update, lambda acc: np.array([acc]))
+
+
 @given(instances(), st.sampled_from([0.01, 0.05, 0.2]), st.integers(1, 30))
 def test_bound_along_sign_rule_trajectories(inst, u, n_iter):
-    """The library's sign-rule iterates: at every recorded iteration, |L - C| <= M(2 eps_t)."""
+    """The library's sign-rule iterates: at every iteration, |L - C| <= M(2 eps_t)."""
     scores, k, cap, _, delta, _ = inst
-    assume(np.all(cap > 0))  # alf_lb needs positive capacities
     p = _optimal_prices(scores, k, cap)
-    res = alf_lb(scores, k, step=u, rule="sign", n_iter=n_iter, capacity=cap, bias0=-p + delta,
-                 backend="numpy")
-    for c in range(res.checkpoints.size):
-        b = res.bias_at[0, c]
-        gap = b + p
-        eps = 0.5 * (gap.max() - gap.min())
-        assert np.abs(res.loads_at[0, c] - cap).max() <= bound(scores, p, k, eps)
+    res = sim.run(alf_lb(step=u, rule="sign", bias0=-p + delta), routing_fixed(scores, k, capacity=cap),
+                  horizon=n_iter, n_reps=1, backend="numpy", metrics=[excess_metric(scores, p, k, cap)],
+                  checkpoints=[n_iter])
+    assert res.metrics["bound_excess"][-1, 0] <= 0
 
 
 def test_bound_is_attained():

@@ -44,9 +44,13 @@ How the checks work
 Hypothesis draws :math:`N \le 12`, :math:`E \le 6`, :math:`1 \le K < E`,
 integer-valued scaled scores (many exact ties), biases, steps and either the
 balanced or a perturbed (non-integer) capacity.  The library's
-``alf_lb(..., rule="sign", n_iter=2, record_moves=True)`` takes one step; the
-routing before and after is also recomputed here by sorting, and the moves
-must agree with the library's move log and satisfy the statement.  Self-tests:
+``sim.run(alf_lb(step=u, rule="sign", bias0=b), routing_fixed(scores, k, capacity=C), horizon=1)``
+takes one step (``final["loads"]`` are the loads at ``b``, ``final["bias"]``
+the bias after the step); the routing before and after is also recomputed
+here by sorting, and the moves must agree with the library's move list
+(``token_moves`` of the two biases) and with the ``moves`` and
+``misdirected_moves`` metrics of a run of two batches, and satisfy the
+statement.  Self-tests:
 the reversed update :math:`b_i \leftarrow b_i - u\,\operatorname{sign}(C_i - L_i)`
 violates the rule (on a worked instance and by Hypothesis search), and an
 expert at exactly its capacity gives an "at capacity -> underloaded" move,
@@ -69,7 +73,8 @@ import pytest
 from hypothesis import find, given
 from hypothesis import strategies as st
 
-from expertlab.balance._alf_lb import alf_lb
+from expertlab import sim
+from expertlab.balance import alf_lb, routing_fixed, token_moves
 
 pytestmark = pytest.mark.proof
 
@@ -121,20 +126,31 @@ def instances(draw):
     return scores, b, u, k, cap
 
 
+def _one_step(scores, b, u, k, cap):
+    """One sign step of the library: (loads at b, the bias after the step, the token moves between them)."""
+    res = sim.run(alf_lb(step=u, rule="sign", bias0=b), routing_fixed(scores, k, capacity=cap), horizon=1,
+                  n_reps=1, backend="numpy")
+    b1 = res.final["bias"][0]
+    return res.final["loads"][0], b1, token_moves(scores, [b, b1], k, capacity=cap)
+
+
 @given(instances())
 def test_sign_step_moves_tokens_only_towards_lower_sign_class(inst):
     scores, b, u, k, cap = inst
-    res = alf_lb(scores, k, step=u, rule="sign", n_iter=2, bias0=b, capacity=cap, record_moves=True)
+    first, b1, mv = _one_step(scores, b, u, k, cap)
     loads, moves = _moves(scores, b, k, cap, u)
-    # the library's routing and move log agree with the independent computation
-    assert res.routes[0, 0].tolist() == [np.flatnonzero(r).tolist() for r in _route(scores + b, k)]
-    assert len(res.moves) == sum(len(d) for _, d, _ in moves)
-    np.testing.assert_array_equal(res.bias_at[0, 1], b + u * np.sign(cap - loads))  # bias of iteration 2
+    # the library's routing and moves agree with the independent computation
+    assert first.tolist() == loads.tolist() == _route(scores + b, k).sum(axis=0).tolist()
+    assert len(mv) == sum(len(d) for _, d, _ in moves)
+    np.testing.assert_array_equal(b1, b + u * np.sign(cap - loads))  # bias of iteration 2
     assert not _violations(loads, moves, cap)
+    two = sim.run(alf_lb(step=u, rule="sign", bias0=b), routing_fixed(scores, k, capacity=cap), horizon=2,
+                  n_reps=1, backend="numpy", metrics=["moves", "misdirected_moves"])
+    assert two.metrics["moves"][-1, 0] == len(mv) and two.metrics["misdirected_moves"][-1, 0] == 0
     s = np.sign(cap - loads)
-    assert np.all(s[res.moves.source] < s[res.moves.target])
+    assert np.all(s[mv.source] < s[mv.target])
     if np.all(loads != cap):  # the paper's form: overloaded -> underloaded
-        assert np.all(res.moves.source_overloaded & res.moves.target_underloaded)
+        assert np.all(mv.source_overloaded & mv.target_underloaded)
 
 
 def test_reversed_update_violates_the_rule():
@@ -162,7 +178,6 @@ def test_search_finds_violations_of_the_reversed_update():
 def test_strict_form_needs_no_expert_at_capacity():
     # E = 3, K = 1, N = 3, C = 1: loads (2, 1, 0); expert 1 is exactly at capacity
     scores = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.9375]])
-    res = alf_lb(scores, 1, step=0.125, rule="sign", n_iter=2, record_moves=True)
-    mv = res.moves
+    _, _, mv = _one_step(scores, np.zeros(3), 0.125, 1, np.ones(3))
     assert len(mv) == 1 and (mv.token[0], mv.source[0], mv.target[0]) == (2, 1, 2)
     assert not mv.source_overloaded[0] and mv.target_underloaded[0]  # at capacity -> underloaded

@@ -12,19 +12,26 @@ the exact LP optimum.
 import numpy as np
 
 from expertlab import sim
-from expertlab.balance import AssignmentProblem, alf_lb, dual_objective, solve_exact
+from expertlab.balance import AssignmentBatch, alf_lb, routing, routing_fixed, solve_exact
 from expertlab.balance.generators import iid_plus_offset
 
 
+def compiled(backend):
+    """The backend of the runs: a routing step costs n_tokens x n_experts, which the engine's ``"auto"``
+    threshold (steps x experts) does not count, so ``"auto"`` asks for the fused Numba kernel here."""
+    return "numba" if backend == "auto" else backend
+
+
 def maxvio_vs_n(s, backend, seed):
-    E, K = s["n_experts"], s["k"]
+    E, K, T = s["n_experts"], s["k"], s["n_iter"]
     means = np.linspace(-1.0, 1.0, E)
     ys = []
     for n in s["n_tokens"]:
         # step 1e-12: the bias stays at the optimum -m while fresh batches are routed
-        r = alf_lb(iid_plus_offset(means, 1.0), K, n_tokens=n, step=1e-12, rule="sign", n_iter=s["n_iter"],
-                   n_reps=s["n_reps"], seed=seed, bias0=np.broadcast_to(-means, (s["n_reps"], E)))
-        ys.append(r.maxvio.mean(axis=1))
+        env = routing(iid_plus_offset(means, 1.0), n_tokens=n, k=K)
+        r = sim.run(alf_lb(step=1e-12, rule="sign", bias0=-means), env, horizon=T, n_reps=s["n_reps"], seed=seed,
+                    backend=compiled(backend), metrics=["maxvio"], checkpoints=np.arange(1, T + 1))
+        ys.append(r.metrics["maxvio"].mean(axis=0))  # mean over the batches
     x = np.array(s["n_tokens"], dtype=float)
     return sim.Measurement(x=x, y=np.stack(ys), xlabel="tokens per batch N", ylabel="mean per-batch MaxVio",
                            curves={"√((E/K)/N)": (x, np.sqrt((E / K) / x))})
@@ -32,28 +39,27 @@ def maxvio_vs_n(s, backend, seed):
 
 def online_regret(s, backend, seed):
     E, K, T = s["n_experts"], s["k"], s["n_iter"]
-    gen = iid_plus_offset(np.linspace(-1.0, 1.0, E), 1.0)
-    common = dict(n_tokens=s["n_tokens"], n_iter=T, n_reps=s["n_reps"], seed=seed)
-    r = alf_lb(gen, K, rule="decaying", step=s["a"], **common)
-    c = alf_lb(gen, K, rule="magnitude", step=s["constant_step"], **common)
-    ck = sim.checkpoint_grid(T)
-    return sim.Measurement(x=ck.astype(float), y=r.regret[:, ck - 1].T, xlabel="iteration T",
+    env = routing(iid_plus_offset(np.linspace(-1.0, 1.0, E), 1.0), n_tokens=s["n_tokens"], k=K)
+    common = dict(horizon=T, n_reps=s["n_reps"], seed=seed, backend=compiled(backend), metrics=["regret"])
+    r = sim.run(alf_lb(step=s["a"], rule="decaying"), env, **common)
+    c = sim.run(alf_lb(step=s["constant_step"], rule="magnitude"), env, **common)
+    ck = r.checkpoints
+    return sim.Measurement(x=ck.astype(float), y=r.metrics["regret"], xlabel="iteration T",
                            ylabel="dual-objective regret",
-                           curves={f"constant step {s['constant_step']}": (ck, c.regret[:, ck - 1].mean(axis=0))})
+                           curves={f"constant step {s['constant_step']}": (ck, c.mean("regret"))})
 
 
 def reaches_optimum(s, backend, seed):
     rng = np.random.default_rng(seed)
     E, K, N = s["n_experts"], s["k"], s["n_tokens"]
     means = np.linspace(-1.0, 1.0, E)
-    gaps = []
-    for _ in range(s["n_problems"]):
-        prob = AssignmentProblem(means + rng.normal(size=(N, E)), K, capacity=N * K // E)
-        best = solve_exact(prob, method="highs").objective
-        r = alf_lb(prob, rule="decaying", step=s["a"], n_iter=s["n_iter"])
-        g = dual_objective(prob.scores, -r.bias[0], K, prob.capacity)
-        gaps.append(g / best - 1.0)
-    return sim.Measurement(x=np.array([float(s["n_iter"])]), y=np.array([gaps]), xlabel="iterations",
+    batch = AssignmentBatch(means + rng.normal(size=(s["n_problems"], N, E)), K, capacity=N * K // E)
+    best = solve_exact(batch, method="highs").objective
+    # one replication per problem; the dual value of the last batch is g at the bias it was routed with
+    r = sim.run(alf_lb(step=s["a"], rule="decaying"), routing_fixed(batch), horizon=s["n_iter"],
+                n_reps=s["n_problems"], backend=compiled(backend), metrics=["dual"])
+    gaps = r.metrics["dual"][-1] / best - 1.0
+    return sim.Measurement(x=np.array([float(s["n_iter"])]), y=gaps[None, :], xlabel="iterations",
                            ylabel="relative dual gap at the final bias")
 
 

@@ -13,8 +13,8 @@ tokens gets no expert at all.  The table printed below lists every method.
 import numpy as np
 
 from expertlab import sim
-from expertlab.balance import (AssignmentBatch, alf_lb, aux_loss, base_route, expert_choice_route, sinkhorn_route,
-                               solve_exact, top_k_route)
+from expertlab.balance import (AssignmentBatch, alf_lb, aux_loss, base_route, expert_choice_route, routing_fixed,
+                               sinkhorn_route, solve_exact, top_k_route)
 from expertlab.balance.generators import iid_plus_offset
 
 TABLES = {}
@@ -53,9 +53,9 @@ def compare(s, backend, seed):
         batch = AssignmentBatch(sub, K, capacity=c)
         opt = solve_exact(batch, method="auto").objective
         routes = {}
-        res = alf_lb(batch, rule="decaying", step=s["alf_a"], n_iter=s["alf_iter"],
-                     backend="numpy" if backend == "numpy" else "numba")
-        routes["ALF-LB (a/t)"] = top_k_route(sub, res.bias[:, None, :], K)
+        res = sim.run(alf_lb(step=s["alf_a"], rule="decaying"), routing_fixed(batch), horizon=s["alf_iter"],
+                      n_reps=len(batch), backend="numba" if backend == "auto" else backend, metrics=["maxvio"])
+        routes["ALF-LB (a/t)"] = top_k_route(sub, res.final["bias"][:, None, :], K)  # the bias after the run
         routes["aux loss"] = aux_loss_bias(sub, K, lr=s["aux_lr"], n_steps=s["aux_steps"])
         routes["BASE"] = base_route(sub, K).assignment
         sk = sinkhorn_route(sub, K, temperature=s["sinkhorn_tau"], n_iter=s["sinkhorn_iter"])

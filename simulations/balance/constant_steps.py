@@ -13,8 +13,21 @@ batch, so the regret against the optimal bias grows linearly in T.
 import numpy as np
 
 from expertlab import sim
-from expertlab.balance import alf_lb
+from expertlab.balance import alf_lb, routing, routing_fixed
 from expertlab.balance.generators import iid_plus_offset
+
+
+def compiled(backend):
+    """The backend of the runs: a routing step costs n_tokens x n_experts, which the engine's ``"auto"``
+    threshold (steps x experts) does not count, so ``"auto"`` asks for the fused Numba kernel here."""
+    return "numba" if backend == "auto" else backend
+
+
+def stationary_maxvio(env, learner, n_iter, n_reps, backend):
+    """Mean per-batch MaxVio over the second half of ``n_iter`` batches, per replication."""
+    r = sim.run(learner, env, horizon=n_iter, n_reps=n_reps, backend=compiled(backend), metrics=["maxvio"],
+                checkpoints=np.arange(n_iter // 2 + 1, n_iter + 1))
+    return r.metrics["maxvio"].mean(axis=0)
 
 
 def maxvio_vs_step(s, backend, seed):
@@ -22,13 +35,10 @@ def maxvio_vs_step(s, backend, seed):
     N, R = s["n_tokens"], s["n_reps"]
     means = np.array([1.0, -1.0])
     gen = iid_plus_offset(means, 1.0)
-    scores = gen.draw(seed, np.arange(R), 0, N)  # one fixed batch per replication
-    b0 = np.broadcast_to(gen.optimal_bias(0), (R, 2))
-    ys = []
-    for u in s["steps"]:
-        r = alf_lb(scores, 1, rule="sign", step=u, n_iter=s["n_iter"], bias0=b0,
-                   backend="numpy" if backend == "numpy" else "numba")
-        ys.append(r.maxvio[:, s["n_iter"] // 2:].mean(axis=1))
+    env = routing_fixed(gen.draw(seed, np.arange(R), 0, N), k=1)  # one fixed batch per replication
+    b0 = gen.optimal_bias(0)
+    ys = [stationary_maxvio(env, alf_lb(step=u, rule="sign", bias0=b0), s["n_iter"], R, backend)
+          for u in s["steps"]]
     x = np.array(s["steps"], dtype=float)
     # margin s_0 - s_1 ~ N(2, 2): density at its median 1 / sqrt(4 pi); E[MaxVio] = 2 f u
     f = 1.0 / np.sqrt(4.0 * np.pi)
@@ -41,15 +51,12 @@ def maxvio_vs_step_many(s, backend, seed):
     """E experts, K > 1: the linearised dynamics of (b - b*)/u do not depend on u (see the claim)."""
     E, K, N, R = s["n_experts"], s["k"], s["n_tokens"], s["n_reps"]
     gen = iid_plus_offset(np.linspace(-1.0, 1.0, E), 1.0)
-    scores = gen.draw(seed, np.arange(R), 0, N)
+    env = routing_fixed(gen.draw(seed, np.arange(R), 0, N), k=K)
     # start a fixed distance (much larger than every step) away from the optimum, in a seeded direction
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xB1A5]))
     b0 = gen.optimal_bias(0) + rng.uniform(-s["start_offset"], s["start_offset"], size=(R, E))
-    ys = []
-    for u in s["steps"]:
-        r = alf_lb(scores, K, rule="sign", step=u, n_iter=s["n_iter"], bias0=b0,
-                   backend="numpy" if backend == "numpy" else "numba")
-        ys.append(r.maxvio[:, s["n_iter"] // 2:].mean(axis=1))
+    ys = [stationary_maxvio(env, alf_lb(step=u, rule="sign", bias0=b0), s["n_iter"], R, backend)
+          for u in s["steps"]]
     x = np.array(s["steps"], dtype=float)
     y = np.stack(ys)
     return sim.Measurement(x=x, y=y, xlabel="constant step u",
@@ -60,15 +67,14 @@ def maxvio_vs_step_many(s, backend, seed):
 def constant_step_regret(s, backend, seed):
     E, K, T = s["n_experts"], s["k"], s["n_iter"]
     gen = iid_plus_offset(np.linspace(-1.0, 1.0, E), 1.0)
-    common = dict(n_tokens=s["n_tokens"], n_iter=T, n_reps=s["n_reps"], seed=seed,
-                  backend="numpy" if backend == "numpy" else "numba")
-    r = alf_lb(gen, K, rule="magnitude", step=s["step"], bias0=gen.optimal_bias(0), **common)
-    z = alf_lb(gen, K, rule="magnitude", step=s["step"], **common)
-    ck = sim.checkpoint_grid(T)
-    x = ck.astype(float)
-    return sim.Measurement(x=x, y=r.regret[:, ck - 1].T, xlabel="iteration T",
+    env = routing(gen, n_tokens=s["n_tokens"], k=K)
+    common = dict(horizon=T, n_reps=s["n_reps"], seed=seed, backend=compiled(backend), metrics=["regret"])
+    r = sim.run(alf_lb(step=s["step"], rule="magnitude", bias0=gen.optimal_bias(0)), env, **common)
+    z = sim.run(alf_lb(step=s["step"], rule="magnitude"), env, **common)
+    x = r.checkpoints.astype(float)
+    return sim.Measurement(x=x, y=r.metrics["regret"], xlabel="iteration T",
                            ylabel="dual-objective regret (constant step)",
-                           curves={"same step, started at b = 0": (x, z.regret[:, ck - 1].mean(axis=0))})
+                           curves={"same step, started at b = 0": (x, z.mean("regret"))})
 
 
 EXPERIMENTS = [

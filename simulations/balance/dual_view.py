@@ -16,7 +16,13 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from expertlab import sim
-from expertlab.balance import AssignmentBatch, alf_lb, solve_exact
+from expertlab.balance import AssignmentBatch, alf_lb, routing_fixed, solve_exact
+
+
+def compiled(backend):
+    """The backend of the runs: a routing step costs n_tokens x n_experts, which the engine's ``"auto"``
+    threshold (steps x experts) does not count, so ``"auto"`` asks for the fused Numba kernel here."""
+    return "numba" if backend == "auto" else backend
 
 
 def centred_price_range(problem, tol):
@@ -58,13 +64,13 @@ def bias_to_prices(s, backend, seed):
     widths = np.array([centred_price_range(batch.problem(r), 1e-9).max() for r in range(R)])
     if widths.max() > 1e-6:  # the distance to one price vector would not be the distance to the set
         raise RuntimeError(f"dual optimum not unique up to the shift (width {widths.max():.3g})")
-    p = exact.prices - exact.prices.mean(axis=1, keepdims=True)
-    res = alf_lb(batch, rule="decaying", step=s["a"], n_iter=s["n_iter"],
-                 backend="numpy" if backend == "numpy" else "numba")
-    b = res.bias_at - res.bias_at.mean(axis=2, keepdims=True)
-    dist = np.abs(b + p[:, None, :]).max(axis=2)  # (R, n_checkpoints)
+    # bias_error: the max-norm distance of the centred bias to the centred comparator -p*
+    env = routing_fixed(batch, comparator_bias=-exact.prices)
+    res = sim.run(alf_lb(step=s["a"], rule="decaying"), env, horizon=s["n_iter"], n_reps=R,
+                  backend=compiled(backend), metrics=["bias_error"])
     x = res.checkpoints.astype(float)
-    return sim.Measurement(x=x, y=dist.T, xlabel="iteration t", ylabel="‖centred b_t + centred p*‖∞",
+    return sim.Measurement(x=x, y=res.metrics["bias_error"], xlabel="iteration t",
+                           ylabel="‖centred b_t + centred p*‖∞",
                            curves={"a / t": (x, s["a"] / x)},
                            info={"max_price_range": float(widths.max()), "capacity": float(batch.capacity[0, 0])})
 
@@ -83,7 +89,7 @@ def _planted_gap_batch(rng, n_problems, n_tokens, gap):
     return s, srt[:, c - 1], srt[:, c]
 
 
-def _monotone(s, d0, u, n_iter):
+def _monotone(s, d0, u, n_iter, backend):
     """Whether the dual of the sign rule never increases, for every problem at once.
 
     Scores and start are divided by each problem's step (the routing of s + b depends on (s, b, u) only
@@ -92,10 +98,11 @@ def _monotone(s, d0, u, n_iter):
     r, n, e = s.shape
     b0 = np.zeros((r, e))
     b0[:, 0] = d0 / u
-    res = alf_lb(s / u[:, None, None], 1, step=1.0, rule="sign", n_iter=n_iter, bias0=b0,
-                 capacity=np.full(e, n / 2))
+    env = routing_fixed(s / u[:, None, None], k=1, capacity=np.full(e, n / 2))
+    res = sim.run(alf_lb(step=1.0, rule="sign", bias0=b0), env, horizon=n_iter, n_reps=r,
+                  backend=compiled(backend), metrics=["dual"], checkpoints=np.arange(1, n_iter + 1))
     scale = np.abs(s).max(axis=(1, 2)) * n / u
-    return np.all(np.diff(res.dual, axis=1) <= 1e-12 * scale[:, None], axis=1)
+    return np.all(np.diff(res.metrics["dual"], axis=0) <= 1e-12 * scale[None, :], axis=0)
 
 
 def monotone_step_vs_gap(s, backend, seed):
@@ -110,11 +117,11 @@ def monotone_step_vs_gap(s, backend, seed):
         d0 = -lower + rng.uniform(s["distance"][0], s["distance"][1], size=R)
         lo, hi = np.full(R, w / 4), np.full(R, 8.0 * w)
         n_iter = int(np.ceil(s["distance"][1] / (2 * lo.min()))) + 8
-        if not _monotone(sc, d0, lo, n_iter).all():
+        if not _monotone(sc, d0, lo, n_iter, backend).all():
             raise RuntimeError("a step below w/2 was not monotone, contradicting the landing argument")
         for _ in range(s["n_bisect"]):
             mid = np.sqrt(lo * hi)
-            ok = _monotone(sc, d0, mid, n_iter)
+            ok = _monotone(sc, d0, mid, n_iter, backend)
             lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
         ys.append(lo)
     x = np.array(s["gaps"], dtype=float)

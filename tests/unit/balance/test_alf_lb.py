@@ -1,15 +1,19 @@
-"""ALF-LB: hand-worked deterministic cases, backend agreement, online behaviour, errors."""
+"""ALF-LB on the engine: hand-worked deterministic cases, backend agreement, online behaviour, registry, errors."""
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
 
-from expertlab.balance._alf_lb import alf_lb
-from expertlab.balance._problem import top_k_route
-from expertlab.balance.generators import iid_plus_offset
+from expertlab import sim
+from expertlab.balance import (AssignmentBatch, AssignmentProblem, alf_lb, generators, routing, routing_fixed,
+                               token_moves, top_k_route)
+from expertlab.balance._routing import RoutingFeedback
+from expertlab.balance.generators import drifting, iid_plus_offset
+from expertlab.sim._sweep import normalize_config, run_block
 
 
 def _dual(scores, p, k, cap):
@@ -19,11 +23,24 @@ def _dual(scores, p, k, cap):
     return float(np.partition(a, e - k, axis=-1)[..., e - k:].sum() + cap @ p)
 
 
-try:  # the library's own dual and router (written by another contributor), when present
+try:  # the library's own dual (written by another contributor), when present
     from expertlab.balance._problem import dual_objective as _lib_dual
-    from expertlab.balance._problem import top_k_route as _lib_route
 except ImportError:  # pragma: no cover
-    _lib_dual = _lib_route = None
+    _lib_dual = None
+
+
+def _bias_path():
+    """A custom metric keeping the bias of every batch: final["bias_path"] of shape (n_reps, horizon, n_experts)."""
+
+    def update(acc, info, t):
+        return acc + [np.array(info["bias"], copy=True)]
+
+    return sim.Metric("bias_path", lambda n_reps, xp: [], update, lambda acc: np.zeros(acc[0].shape[0]),
+                      lambda acc: {"bias_path": np.stack(acc, axis=1)})
+
+
+def _every(horizon):
+    return np.arange(1, horizon + 1)
 
 
 # --------------------------------------------------------------------------
@@ -40,53 +57,95 @@ _S = np.array([[1.0, 0.0], [0.89, 0.0]])
 
 def test_small_step_improves_monotonically_to_the_lp_optimum():
     # u = 0.01: d_t = -0.02 t; d_44 = -0.88 (both on expert 0), d_45 = -0.90 (balanced)
-    res = alf_lb(_S, 1, step=0.01, n_iter=80)
-    g = res.dual[0]
+    res = sim.run(alf_lb(step=0.01), routing_fixed(_S, k=1), horizon=80, n_reps=1, backend="numpy",
+                  metrics=["dual", "maxvio", _bias_path()], checkpoints=_every(80))
+    g = res.metrics["dual"][:, 0]
     t = np.arange(45)
     np.testing.assert_allclose(g[:45], 1.89 - 0.02 * t, atol=1e-12)
     np.testing.assert_allclose(g[45:], 1.0, atol=1e-12)
     assert np.all(np.diff(g) <= 1e-12)
-    assert res.maxvio[0, 44] == 1.0 and np.all(res.maxvio[0, 45:] == 0.0)
-    np.testing.assert_allclose(res.bias[0], [-0.45, 0.45], atol=1e-12)  # sign(C - L) = 0 once balanced
+    mv = res.metrics["maxvio"][:, 0]
+    assert mv[44] == 1.0 and np.all(mv[45:] == 0.0)
+    np.testing.assert_allclose(res.final["bias"][0], [-0.45, 0.45], atol=1e-12)  # sign(C - L) = 0 once balanced
     # every recorded dual agrees with an independent evaluation of g at that bias
-    for c, it in enumerate(res.checkpoints - 1):
-        assert res.dual[0, it] == pytest.approx(_dual(_S, -res.bias_at[0, c], 1, np.ones(2)), abs=1e-12)
+    path = res.final["bias_path"][0]
+    for it in range(80):
+        assert g[it] == pytest.approx(_dual(_S, -path[it], 1, np.ones(2)), abs=1e-12)
         if _lib_dual is not None:
-            assert res.dual[0, it] == pytest.approx(_lib_dual(_S, -res.bias_at[0, c], 1, np.ones(2)), abs=1e-12)
+            assert g[it] == pytest.approx(_lib_dual(_S, -path[it], 1, np.ones(2)), abs=1e-12)
 
 
 def test_large_step_cycles_and_the_lagrangian_is_not_monotone():
     # u = 0.3 > 0.11 / 2: d jumps over the balanced interval and cycles
     # d = 0, -0.6, -1.2, -0.6, ...  with g = 1.89, 1.29, 1.2, 1.29, 1.2, ...
-    res = alf_lb(_S, 1, step=0.3, n_iter=9)
-    g = res.dual[0]
+    res = sim.run(alf_lb(step=0.3), routing_fixed(_S, k=1), horizon=9, n_reps=1, backend="numpy",
+                  metrics=["dual", "maxvio"], checkpoints=_every(9))
+    g = res.metrics["dual"][:, 0]
     np.testing.assert_allclose(g, [1.89, 1.29, 1.2, 1.29, 1.2, 1.29, 1.2, 1.29, 1.2], atol=1e-12)
     assert np.any(np.diff(g) > 0.05)
     assert g.min() > 1.0 + 0.1  # never reaches the LP optimum 1
-    assert np.all(res.maxvio[0] == 1.0)  # every iteration one expert takes both tokens
+    assert np.all(res.metrics["maxvio"] == 1.0)  # every iteration one expert takes both tokens
 
 
 def test_moves_of_the_hand_instance():
-    res = alf_lb(_S, 1, step=0.01, n_iter=60, record_moves=True)
-    mv = res.moves
-    assert len(mv) == 1  # token 1 moves once, from iteration 44 to 45, from expert 0 to 1
+    res = sim.run(alf_lb(step=0.01), routing_fixed(_S, k=1), horizon=60, n_reps=1, backend="numpy",
+                  metrics=["moves", "misdirected_moves", _bias_path()], checkpoints=_every(60))
+    # token 1 moves once, from iteration 44 to 45, from expert 0 to 1: counted after batch 45
+    moves = res.metrics["moves"][:, 0]
+    assert np.all(moves[:45] == 0) and np.all(moves[45:] == 1)
+    assert np.all(res.metrics["misdirected_moves"] == 0)
+    mv = token_moves(_S, res.final["bias_path"][0], k=1)
+    assert len(mv) == 1
     assert (mv.rep[0], mv.iteration[0], mv.token[0], mv.source[0], mv.target[0]) == (0, 44, 1, 0, 1)
     assert (mv.source_load[0], mv.target_load[0]) == (2, 0)
     assert mv.source_overloaded[0] and mv.target_underloaded[0]
-    assert res.routes.shape == (1, 60, 2, 1)
+
+
+def test_misdirected_moves_count_the_pairs_against_the_sign_order():
+    # one reversed step b <- b - u sign(C - L) from the worked instance of the preference-rule check
+    scores = np.array([[1.0, 0.0], [0.875, 0.0], [0.0, 0.4375]])
+    cap = np.full(2, 1.5)
+    b0 = np.zeros(2)
+    b1 = b0 - 0.5 * np.sign(cap - np.array([2, 1]))  # loads (2, 1) at b0
+    mv = token_moves(scores, [b0, b1], k=1, capacity=cap)
+    assert [(int(t), int(s), int(d)) for t, s, d in zip(mv.token, mv.source, mv.target)] == [(2, 1, 0)]
+    env = routing_fixed(scores, k=1, capacity=cap)
+    m = env.available_metrics()["misdirected_moves"]
+    acc = m.init(1, np)
+    keys = np.zeros(1, np.uint64)
+    state = env.reset(1, keys, np)
+    for t, b in enumerate((b0, b1)):
+        state, _, info = env.step(state, b[None], t, keys)
+        acc = m.update(acc, info, t)
+    assert m.read(acc).tolist() == [1.0]  # underloaded expert 1 -> overloaded expert 0
 
 
 def test_ties_go_to_the_lowest_index():
     s = np.zeros((3, 5))
     for be in ("numba", "numpy"):
-        res = alf_lb(s, 2, step=0.1, n_iter=1, record_moves=True, backend=be)
-        assert res.routes[0, 0].tolist() == [[0, 1]] * 3
+        res = sim.run(alf_lb(step=0.1), routing_fixed(s, k=2), horizon=1, n_reps=1, backend=be)
+        assert res.final["loads"][0].tolist() == [3, 3, 0, 0, 0]
     v = np.array([[3.0, 1.0, 3.0, 3.0, 0.0]])
     assert top_k_route(v, None, 2).astype(bool).tolist() == [[True, False, True, False, False]]
 
 
+def test_token_moves_pair_left_and_joined_experts_in_index_order():
+    s = np.array([[3.0, 2.0, 1.0, 0.0]])
+    mv = token_moves(s, [[0.0, 0.0, 0.0, 0.0], [-5.0, -5.0, 0.0, 0.0]], k=2)
+    assert list(zip(mv.source.tolist(), mv.target.tolist())) == [(0, 2), (1, 3)]
+    assert len(token_moves(AssignmentBatch(np.stack([s, s]), 2), np.zeros((2, 3, 4)))) == 0
+
+
 # --------------------------------------------------------------------------
-# backends
+# backends: the fused Numba kernel equals the engine's array path
+
+
+def _compare(a, b, tol=1e-10):
+    assert a.metrics.keys() <= b.metrics.keys()
+    for k in a.metrics:
+        np.testing.assert_allclose(b.metrics[k], a.metrics[k], rtol=0, atol=tol, err_msg=k)
+    for k in a.final:
+        np.testing.assert_allclose(b.final[k], a.final[k], rtol=0, atol=tol, err_msg=k)
 
 
 @pytest.mark.parametrize("rule,step", [("sign", 0.05), ("magnitude", 0.3), ("decaying", 1.0)])
@@ -95,34 +154,61 @@ def test_numpy_path_equals_numba_kernel_deterministic(rule, step):
     # integer scores: many exact ties, so the tie-breaking rule is exercised
     s = rng.integers(0, 4, size=(3, 30, 6)).astype(float) + rng.integers(0, 2, size=(3, 1, 6)) * 0.5
     b0 = rng.normal(size=(3, 6)) * 0.1
-    cap = np.array([12.0, 8.0, 10.0, 10.0, 9.0, 11.0])
-    kw = {"step": step, "rule": rule, "n_iter": 40, "n_reps": 3, "bias0": b0, "capacity": cap, "record_moves": True}
-    a = alf_lb(s, 2, backend="numpy", **kw)
-    b = alf_lb(s, 2, backend="numba", **kw)
-    np.testing.assert_array_equal(a.routes, b.routes)
-    np.testing.assert_array_equal(a.loads_at, b.loads_at)
-    np.testing.assert_allclose(a.bias, b.bias, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(a.bias_at, b.bias_at, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(a.dual, b.dual, rtol=1e-12, atol=1e-10)
-    np.testing.assert_array_equal(a.maxvio, b.maxvio)
-    np.testing.assert_allclose(a.global_maxvio, b.global_maxvio, rtol=1e-14, atol=0)
-    assert len(a.moves) == len(b.moves) and len(a.moves) > 0
-    if _lib_route is not None:  # the problem module's router breaks ties the same way
-        member = np.zeros(s.shape, bool)
-        np.put_along_axis(member, b.routes[:, 0], True, axis=-1)
-        np.testing.assert_array_equal(member, _lib_route(s, b0[:, None, :], 2).astype(bool))
+    cap = np.array([[12.0, 8.0, 10.0, 10.0, 9.0, 11.0], [10.0] * 6, [20.0, 8.0, 8.0, 8.0, 8.0, 8.0]])
+    env = routing_fixed(AssignmentBatch(s, 2, capacity=cap), comparator_bias=rng.normal(size=(3, 6)))
+    learner = alf_lb(step=step, rule=rule, bias0=b0)
+    a = sim.run(learner, env, horizon=40, n_reps=3, backend="numpy", checkpoints=_every(40))
+    b = sim.run(learner, env, horizon=40, n_reps=3, backend="numba", checkpoints=_every(40))
+    assert (a.backend, b.backend) == ("numpy", "numba")
+    assert set(a.metrics) == {"maxvio", "global_maxvio", "dual", "regret", "bias_error"}
+    _compare(a, b)
+    assert np.array_equal(a.final["loads"], b.final["loads"])
+    # the tie rule of the routing environment is that of top_k_route
+    np.testing.assert_array_equal(
+        top_k_route(s, b0[:, None, :], 2).sum(axis=1),
+        sim.run(learner, env, horizon=1, n_reps=3, backend="numpy").final["loads"])
 
 
-def test_numpy_path_equals_numba_kernel_online():
-    g = iid_plus_offset([0.4, 0.0, -0.2, 0.1, -0.3], 1.0)
-    kw = {"step": 0.02, "rule": "sign", "n_iter": 30, "n_tokens": 50, "n_reps": 4, "seed": 11}
-    a = alf_lb(g, 2, backend="numpy", **kw)
-    b = alf_lb(g, 2, backend="numba", **kw)
-    np.testing.assert_array_equal(a.loads_at, b.loads_at)
-    np.testing.assert_allclose(a.bias, b.bias, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(a.dual, b.dual, rtol=1e-12, atol=1e-10)
-    np.testing.assert_allclose(a.regret, b.regret, rtol=1e-10, atol=1e-9)
-    assert a.comparator == "fixed" and a.online
+@pytest.mark.parametrize("rule,step", [("sign", 0.02), ("magnitude", 0.3), ("decaying", 1.0)])
+@pytest.mark.parametrize("drift", [False, True])
+def test_numpy_path_equals_numba_kernel_online(rule, step, drift):
+    means = [0.4, 0.0, -0.2, 0.1, -0.3]
+    g = drifting(means, [0.01, -0.02, 0.0, 0.005, 0.0], mode="sine", period=20.0) if drift else iid_plus_offset(means)
+    env = routing(g, n_tokens=50, k=2)
+    learner = alf_lb(step=step, rule=rule)
+    a = sim.run(learner, env, horizon=30, n_reps=4, seed=11, backend="numpy")
+    b = sim.run(learner, env, horizon=30, n_reps=4, seed=11, backend="numba")
+    assert set(a.metrics) == {"maxvio", "global_maxvio", "dual", "regret", "bias_error"}
+    _compare(a, b)
+    # replication r is the same alone, at a rep_offset, on both paths
+    for be in ("numpy", "numba"):
+        one = sim.run(learner, env, horizon=30, n_reps=1, seed=11, rep_offset=2, backend=be)
+        np.testing.assert_allclose(one.metrics["regret"][:, 0], a.metrics["regret"][:, 2], rtol=0, atol=1e-10)
+        np.testing.assert_array_equal(one.final["loads"][0], a.final["loads"][2])
+
+
+def test_auto_backend_is_the_engines():
+    env = routing(iid_plus_offset([0.2, 0.0, -0.2]), n_tokens=16, k=1)
+    # the engine's rule: a learner with final values (the bias) runs the array path under "auto"
+    assert sim.pick_backend(alf_lb(), env, "auto", horizon=10 ** 6, n_reps=10 ** 3) == "numpy"
+    res = sim.run(alf_lb(), env, horizon=10, n_reps=2, metrics=["maxvio", _bias_path()])
+    assert res.backend == "numpy"
+    with pytest.raises(ValueError, match="no compiled path"):
+        sim.run(alf_lb(), env, horizon=10, n_reps=2, backend="numba", metrics=["maxvio", _bias_path()])
+    with pytest.raises(ValueError, match="no compiled path"):
+        sim.run(alf_lb(), routing_fixed(np.zeros((4, 3)), k=1), horizon=3, n_reps=1, backend="numba",
+                metrics=["moves"])
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", reason="the CUDA simulator is on")
+def test_cuda_backend_without_a_gpu_is_a_clear_error():
+    from numba import cuda
+
+    if cuda.is_available():  # pragma: no cover - depends on the machine
+        pytest.skip("a GPU is available")
+    env = routing(iid_plus_offset([0.2, 0.0, -0.2]), n_tokens=16, k=1)
+    with pytest.raises(RuntimeError, match="GPU"):
+        sim.run(alf_lb(), env, horizon=5, n_reps=2, backend="cuda")
 
 
 # --------------------------------------------------------------------------
@@ -131,28 +217,29 @@ def test_numpy_path_equals_numba_kernel_online():
 _M = np.array([0.5, 0.2, 0.0, -0.3])
 _GEN = iid_plus_offset(_M, 1.0)
 _R, _T, _N = 16, 1000, 256
+_ENV = routing(_GEN, n_tokens=_N, k=1)
 
 
 @pytest.fixture(scope="module")
 def decaying_run():
-    return alf_lb(_GEN, 1, step=2.0, rule="decaying", n_iter=_T, n_tokens=_N, n_reps=_R, seed=3)
+    return sim.run(alf_lb(step=2.0, rule="decaying"), _ENV, horizon=_T, n_reps=_R, seed=3,
+                   checkpoints=[100, _T // 2, _T])
 
 
 @pytest.fixture(scope="module")
 def constant_run():
-    return alf_lb(_GEN, 1, step=0.05, rule="sign", n_iter=_T, n_tokens=_N, n_reps=_R, seed=3)
+    return sim.run(alf_lb(step=0.05, rule="sign"), _ENV, horizon=_T, n_reps=_R, seed=3, checkpoints=[_T // 2, _T])
 
 
 def test_centred_bias_converges_to_minus_m(decaying_run):
     target = -(_M - _M.mean())
-    ck = decaying_run.checkpoints.tolist()
+    early = sim.run(alf_lb(step=2.0, rule="decaying"), _ENV, horizon=100, n_reps=_R, seed=3)
     half_widths, rms = [], []
-    for t in (100, 1000):
-        b = decaying_run.bias_at[:, ck.index(t)]
+    for b in (early.final["bias"], decaying_run.final["bias"]):  # the bias after 100 and 1000 batches
         err = b - b.mean(axis=1, keepdims=True) - target
         se = err.std(axis=0, ddof=1) / math.sqrt(_R)
         # 4-SE interval over replications covers the closed-form answer
-        assert np.all(np.abs(err.mean(axis=0)) <= 4 * se), (t, err.mean(axis=0), se)
+        assert np.all(np.abs(err.mean(axis=0)) <= 4 * se), (err.mean(axis=0), se)
         half_widths.append(4 * se.max())
         rms.append(math.sqrt(np.mean(err**2)))
     assert half_widths[1] < 0.6 * half_widths[0]  # ~ 1/sqrt(t): ratio about 0.32
@@ -160,20 +247,28 @@ def test_centred_bias_converges_to_minus_m(decaying_run):
     assert rms[1] < 0.01
 
 
+def test_bias_error_is_the_max_norm_of_the_centred_error():
+    res = sim.run(alf_lb(step=2.0, rule="decaying"), _ENV, horizon=30, n_reps=3, seed=1, backend="numpy",
+                  metrics=["bias_error", _bias_path()], checkpoints=_every(30))
+    b = res.final["bias_path"]  # (n_reps, horizon, n_experts): the bias of every batch
+    err = np.abs(b - b.mean(axis=2, keepdims=True) + (_M - _M.mean())).max(axis=2)
+    np.testing.assert_allclose(res.metrics["bias_error"], err.T, atol=1e-12)
+
+
 def test_regret_log_like_with_decaying_steps_linear_with_constant(decaying_run, constant_run):
-    rd = decaying_run.regret.mean(axis=0)
-    rc = constant_run.regret.mean(axis=0)
+    rd = decaying_run.mean("regret")[1:]
+    rc = constant_run.mean("regret")
     # constant step: the bias keeps oscillating at scale u, so each batch costs
     # about the same excess: regret over [500, 1000] ~ regret over [0, 500]
-    inc_c = rc[_T - 1] - rc[_T // 2 - 1]
-    assert inc_c > 0.6 * rc[_T // 2 - 1]
+    inc_c = rc[1] - rc[0]
+    assert inc_c > 0.6 * rc[0]
     # decaying a/t: the second half adds ~ b ln 2, a small part of the total
-    inc_d = rd[_T - 1] - rd[_T // 2 - 1]
+    inc_d = rd[1] - rd[0]
     assert inc_d < 0.2 * inc_c
-    assert inc_d < 0.25 * rd[_T - 1]
-    assert rc[_T - 1] > 3 * rd[_T - 1]
+    assert inc_d < 0.25 * rd[1]
+    assert rc[1] > 3 * rd[1]
     # expected per-batch regret is >= 0 (b_t is fixed before the batch is drawn)
-    assert rd[_T - 1] > 0 and rc[_T - 1] > 0
+    assert rd[1] > 0 and rc[1] > 0
 
 
 def test_maxvio_at_the_optimal_bias_sits_at_the_sampling_floor():
@@ -184,26 +279,72 @@ def test_maxvio_at_the_optimal_bias_sits_at_the_sampling_floor():
     e, k, n = 8, 2, 512
     g = iid_plus_offset(np.linspace(-1.0, 1.0, e), 1.0)
     floor = math.sqrt((e / k) / n)
-    kw = {"step": 1e-12, "rule": "magnitude", "n_iter": 50, "n_tokens": n, "n_reps": 16, "seed": 5}
-    opt = alf_lb(g, k, bias0=g.optimal_bias(0), **kw)
-    ratio = opt.maxvio.mean() / floor
+    env = routing(g, n_tokens=n, k=k)
+    kw = {"horizon": 50, "n_reps": 16, "seed": 5, "checkpoints": _every(50)}
+    opt = sim.run(alf_lb(step=1e-12, rule="magnitude", bias0=g.optimal_bias(0)), env, **kw)
+    ratio = opt.metrics["maxvio"].mean() / floor
     assert 0.5 < ratio < 2.0, ratio
     # cumulative loads over T batches average the sampling noise out (~ 1/sqrt(T))
-    assert opt.global_maxvio[:, -1].mean() < opt.maxvio.mean() / 3
+    assert opt.metrics["global_maxvio"][-1].mean() < opt.metrics["maxvio"].mean() / 3
     # the unbiased router is far above the floor
-    zero = alf_lb(g, k, **kw)
-    assert zero.maxvio.mean() > 5 * floor
+    zero = sim.run(alf_lb(step=1e-12, rule="magnitude"), env, **kw)
+    assert zero.metrics["maxvio"].mean() > 5 * floor
 
 
 def test_problem_object_and_capacity_are_used():
-    class _Problem:  # stand-in with the AssignmentProblem interface
-        scores = _S
-        k = 1
-        capacity = np.array([2.0, 1.0])
+    env = routing_fixed(AssignmentProblem(_S, 1, capacity=[2.0, 1.0]))
+    assert env.spec.capacity.tolist() == [2.0, 1.0] and env.spec.mean_load == 1.0
+    res = sim.run(alf_lb(step=0.01), env, horizon=5, n_reps=1, backend="numpy")
+    np.testing.assert_allclose(res.final["bias"][0], [0.0, 0.05])  # expert 0 at capacity: sign 0
 
-    res = alf_lb(_Problem(), step=0.01, n_iter=5)
-    assert res.capacity.tolist() == [2.0, 1.0]
-    assert np.all(res.bias[0] == pytest.approx([0.0, 0.05]))  # expert 0 at capacity: sign 0
+
+# --------------------------------------------------------------------------
+# the protocol, the registry and sweeps
+
+
+def test_learner_record_and_purity():
+    learner = alf_lb(step=0.1, rule="magnitude")
+    assert learner.name == "alf_lb" and learner.feedback == "routing" and "alf_lb" in repr(learner)
+    spec = _ENV.spec
+    state = learner.init(spec, 3, np.arange(3, dtype=np.uint64), np)
+    b, state = learner.act(state, None, None)
+    before = [np.array(a, copy=True) for a in state]
+    new = learner.update(state, b, RoutingFeedback(np.array([[256, 0, 0, 0]] * 3)), None)
+    for a, c in zip(before, state):
+        np.testing.assert_array_equal(a, c)  # the old state is untouched
+    np.testing.assert_allclose(new.bias[0], 0.1 * (64 - np.array([256, 0, 0, 0])) / 64)
+    assert new.t.tolist() == [1, 1, 1]
+
+
+def test_registry_and_json_parameters():
+    assert sim.get_learner("alf_lb").family == "balance"
+    for name in ("routing", "routing_fixed"):
+        reg = sim.get_environment(name)
+        assert reg.family == "balance" and reg.feedback == "routing"
+        learner, env, horizon = reg.example()
+        res = sim.run(learner, env, horizon=horizon, n_reps=2, seed=0)
+        assert res.metrics["maxvio"].shape[1] == 2
+    env = sim.get_environment("routing").factory(generator="iid_plus_offset",
+                                                 generator_params={"means": [0.5, 0.0, -0.5]}, n_tokens=32, k=1)
+    assert env.params == {"generator": "iid_plus_offset", "generator_params": {"means": [0.5, 0.0, -0.5],
+                          "sigma": 1.0}, "n_tokens": 32, "k": 1}
+    again = routing(**env.params)
+    keys = np.arange(3, dtype=np.uint64)
+    np.testing.assert_array_equal(again.generator.scores(keys, 4, 32), env.generator.scores(keys, 4, 32))
+    fixed = routing_fixed(AssignmentBatch(np.arange(24.0).reshape(2, 4, 3), 1, capacity=[[2, 1, 1], [1, 1, 2]]),
+                          comparator_bias=[0.0, 1.0, 2.0])
+    again = routing_fixed(**fixed.params)  # the parameters rebuild the environment
+    np.testing.assert_array_equal(again.scores, fixed.scores)
+    np.testing.assert_array_equal(again.capacity_rows, fixed.capacity_rows)
+    np.testing.assert_array_equal(again.comparator_bias, fixed.comparator_bias)
+    g = drifting([0.0, 1.0], [0.1, 0.0], 0.5, mode="sine", period=7.0)
+    assert generators.GENERATORS[g.name](**g.settings).params.tolist() == g.params.tolist()
+    cfg = normalize_config({"learner": "alf_lb", "learner_params": {"step": 0.05},
+                            "instance": "routing", "instance_params": env.params, "horizon": 20})
+    block = run_block(cfg, 1, block_size=2, n_reps=4, seed=7)
+    whole = sim.run(alf_lb(step=0.05), env, horizon=20, n_reps=4, seed=7)
+    assert block.rep_offset == 2
+    np.testing.assert_allclose(block.metrics["regret"], whole.metrics["regret"][:, 2:], atol=1e-12)
 
 
 # --------------------------------------------------------------------------
@@ -216,29 +357,56 @@ def test_bad_input_errors():
         x = s.copy()
         x[1, 2] = bad
         with pytest.raises(ValueError, match="scores"):
-            alf_lb(x, 1)
+            routing_fixed(x, k=1)
     with pytest.raises(ValueError, match="k"):
-        alf_lb(s, 4)
+        routing_fixed(s, k=4)
     with pytest.raises(ValueError, match="k"):
-        alf_lb(s, 0)
+        routing_fixed(s, k=0)
     with pytest.raises(TypeError, match="k"):
-        alf_lb(s, 1.5)
+        routing_fixed(s, k=1.5)
+    with pytest.raises(TypeError, match="k"):
+        routing_fixed(s)
+    with pytest.raises(ValueError, match="k=2 differs"):
+        routing_fixed(AssignmentProblem(s, 1), k=2)
+    with pytest.raises(ValueError, match="capacity"):
+        routing_fixed(AssignmentProblem(s, 1), capacity=4.0)
+    with pytest.raises(ValueError, match="capacity"):
+        routing_fixed(s, k=2, capacity=np.array([1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="comparator_bias"):
+        routing_fixed(s, k=1, comparator_bias=np.zeros(2))
+    with pytest.raises(TypeError, match="problem"):
+        routing_fixed("scores", k=1)
+    with pytest.raises(TypeError, match="scores"):
+        routing_fixed(np.array([["a", "b"]]), k=1)
     for step in (0.0, -0.1):
         with pytest.raises(ValueError, match="step"):
-            alf_lb(s, 1, step=step)
+            alf_lb(step=step)
     with pytest.raises(ValueError, match="rule"):
-        alf_lb(s, 1, rule="adam")
-    with pytest.raises(ValueError, match="n_iter"):
-        alf_lb(s, 1, n_iter=0)
-    with pytest.raises(ValueError, match="capacity"):
-        alf_lb(s, 2, capacity=np.array([1.0, 1.0, 1.0]))
+        alf_lb(rule="adam")
     with pytest.raises(ValueError, match="bias0"):
-        alf_lb(s, 1, bias0=np.zeros(2))
+        alf_lb(bias0=[0.0, np.nan])
+    with pytest.raises(ValueError, match="bias0"):
+        sim.run(alf_lb(bias0=np.zeros(2)), routing_fixed(s, k=1), horizon=2, n_reps=1)
+    for be in ("numpy", "numba"):
+        with pytest.raises(ValueError, match="bias0"):
+            sim.run(alf_lb(bias0=np.zeros((2, 3))), routing_fixed(s, k=1), horizon=2, n_reps=3, backend=be)
+    with pytest.raises(ValueError, match="n_reps must be 2"):
+        sim.run(alf_lb(), routing_fixed(np.ones((2, 4, 3)), k=1), horizon=2, n_reps=3)
+    with pytest.raises(ValueError, match="n_reps must be 2"):
+        sim.run(alf_lb(), routing_fixed(np.ones((2, 4, 3)), k=1), horizon=2, n_reps=3, backend="numba")
     with pytest.raises(ValueError, match="n_tokens"):
-        alf_lb(_GEN, 1)
-    with pytest.raises(ValueError, match="record_moves"):
-        alf_lb(_GEN, 1, n_tokens=4, record_moves=True)
-    with pytest.raises(TypeError, match="scores"):
-        alf_lb(np.array([["a", "b"]]), 1)
+        routing(_GEN, n_tokens=0, k=1)
+    with pytest.raises(ValueError, match="k"):
+        routing(_GEN, n_tokens=4, k=5)
+    with pytest.raises(TypeError, match="generator"):
+        routing(np.zeros(3), n_tokens=4, k=1)
+    with pytest.raises(ValueError, match="generator"):
+        routing("gaussian", n_tokens=4, k=1)
+    with pytest.raises(ValueError, match="generator_params"):
+        routing(_GEN, n_tokens=4, k=1, generator_params={"sigma": 2.0})
+    with pytest.raises(ValueError, match="feedback"):
+        sim.run(alf_lb(), sim.get_environment("fair_coins").factory(n_experts=3), horizon=2, n_reps=1)
     with pytest.raises(ValueError, match="backend"):
-        alf_lb(s, 1, backend="opencl")
+        sim.run(alf_lb(), _ENV, horizon=2, n_reps=1, backend="opencl")
+    with pytest.raises(ValueError, match="bias"):
+        _ENV.step(None, np.zeros((2, 3)), 0, np.zeros(2, np.uint64))

@@ -8,8 +8,9 @@ paths, which are tested against brute force elsewhere.
 import numpy as np
 import pytest
 
+from expertlab import sim
 from expertlab.balance import (AssignmentBatch, AssignmentProblem, BatchAssignmentResult, alf_lb, dual_objective,
-                               solve_exact)
+                               routing, routing_fixed, solve_exact, token_moves)
 
 
 def _scores(seed=0, shape=(4, 12, 3)):
@@ -77,29 +78,37 @@ def test_alf_lb_over_a_batch_equals_one_run_per_problem(backend):
     s = _scores(3, (3, 20, 4))
     cap = np.array([[5, 5, 5, 5], [8, 4, 4, 4], [2, 6, 6, 6]], dtype=float)
     batch = AssignmentBatch(s, 2, capacity=cap * 2)
-    kw = {"step": 0.05, "rule": "sign", "n_iter": 30, "backend": backend}
-    res = alf_lb(batch, **kw)
-    assert res.n_reps == 3 and res.capacity.shape == (3, 4)
+    learner = alf_lb(step=0.05, rule="sign")
+    kw = {"horizon": 30, "backend": backend}
+    env = routing_fixed(batch)
+    res = sim.run(learner, env, n_reps=3, **kw)
+    assert env.spec.capacity.shape == (3, 4)
     for r in range(3):
-        one = alf_lb(batch.problem(r), **kw)
-        np.testing.assert_array_equal(res.loads_at[r], one.loads_at[0])
-        np.testing.assert_allclose(res.bias[r], one.bias[0], atol=1e-12)
-        np.testing.assert_allclose(res.dual[r], one.dual[0], atol=1e-10)
+        one = sim.run(learner, routing_fixed(batch.problem(r)), n_reps=1, **kw)
+        np.testing.assert_array_equal(res.final["loads"][r], one.final["loads"][0])
+        np.testing.assert_allclose(res.final["bias"][r], one.final["bias"][0], atol=1e-12)
+        np.testing.assert_allclose(res.metrics["dual"][:, r], one.metrics["dual"][:, 0], atol=1e-10)
     # a shared capacity row is passed as one row
-    shared = alf_lb(AssignmentBatch(s, 2), **kw)
-    assert shared.capacity.shape == (4,) and np.all(shared.capacity == 10.0)
-    # 3-d scores infer n_reps
-    assert alf_lb(s, 2, **kw).n_reps == 3
+    shared = routing_fixed(AssignmentBatch(s, 2))
+    assert shared.spec.capacity.shape == (4,) and np.all(shared.spec.capacity == 10.0)
+    # 3-d scores are one problem per replication
+    assert routing_fixed(s, k=2).n_problems == 3
 
 
 def test_alf_lb_batch_moves_use_each_problems_capacity():
     # problem 1 has capacity 2 at expert 0, so its first load (2, 0) is at capacity: sign 0 there
     s = np.array([[[1.0, 0.0], [0.9, 0.0]], [[1.0, 0.0], [0.9, 0.0]]])
     batch = AssignmentBatch(s, 1, capacity=np.array([[1.0, 1.0], [2.0, 1.0]]))
-    res = alf_lb(batch, step=0.01, n_iter=60, record_moves=True)
-    assert np.all(res.moves.rep == 0)  # problem 1 never moves a token
-    np.testing.assert_allclose(res.bias[1], [0.0, 0.6], atol=1e-12)  # expert 1 underloaded every step
-    assert res.moves.source_overloaded.all() and res.moves.target_underloaded.all()
+    res = sim.run(alf_lb(step=0.01), routing_fixed(batch), horizon=60, n_reps=2, backend="numpy",
+                  metrics=["maxvio", "moves", "misdirected_moves"])
+    assert res.metrics["moves"][-1].tolist() == [1.0, 0.0]  # problem 1 never moves a token
+    assert res.metrics["misdirected_moves"][-1].tolist() == [0.0, 0.0]
+    np.testing.assert_allclose(res.final["bias"][1], [0.0, 0.6], atol=1e-12)  # expert 1 underloaded every step
+    # the moves of problem 0 between its first biases and its last, with its own capacity row
+    path = np.stack([np.zeros((2, 2)), res.final["bias"]], axis=1)
+    mv = token_moves(batch, path)
+    assert np.all(mv.rep == 0)
+    assert mv.source_overloaded.all() and mv.target_underloaded.all()
 
 
 def test_bad_input():
@@ -135,14 +144,12 @@ def test_bad_input():
     with pytest.raises(TypeError, match="AssignmentBatch"):
         solve_exact(s)
     with pytest.raises(ValueError, match="n_reps"):
-        alf_lb(b, n_reps=2)
-    with pytest.raises(ValueError, match="step"):
-        alf_lb(b, step=-0.1)
+        sim.run(alf_lb(), routing_fixed(b), horizon=3, n_reps=2)  # one replication per problem
     with pytest.raises(ValueError, match="capacity"):
-        alf_lb(s, 1, capacity=np.full((2, 3), 4.0))  # 2 rows for 4 replications
+        routing_fixed(s, 1, capacity=np.full((2, 3), 4.0))  # 2 rows for 4 problems
     from expertlab.balance.generators import iid_gaussian
 
-    with pytest.raises(ValueError, match=r"capacity must have shape \(3,\)"):
-        alf_lb(iid_gaussian(3), 1, n_tokens=12, n_reps=4, capacity=np.full((4, 3), 4.0))  # rows need fixed batches
+    with pytest.raises(TypeError, match="capacity"):
+        routing(iid_gaussian(3), n_tokens=12, k=1, capacity=np.full((4, 3), 4.0))  # online capacity is balanced
     with pytest.raises(ValueError, match="capacity"):
-        alf_lb(b, capacity=np.array([[4.0, 4.0, 4.0]] * 3 + [[1.0, 1.0, 1.0]]))  # a row below N K
+        routing_fixed(s, 1, capacity=np.array([[4.0, 4.0, 4.0]] * 3 + [[1.0, 1.0, 1.0]]))  # a row below N K
