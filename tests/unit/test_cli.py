@@ -17,7 +17,7 @@ def test_run_json(capsys):
                      "--param", "eta=0.5", "--horizon", "100", "--reps", "20", "--seed", "4", "--json"]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["learner_params"] == {"eta": 0.5, "schedule": "fixed"}
-    assert rec["instance_params"] == {"n_experts": 3}
+    assert rec["environment_params"] == {"n_experts": 3} and rec["unit"] == "round"
     assert rec["checkpoints"][-1] == 100 and len(rec["metrics"]["regret"]["mean"]) == len(rec["checkpoints"])
 
 
@@ -153,6 +153,18 @@ def test_run_bandit_json(capsys):
                      "--horizon", "200", "--reps", "8", "--json"]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["learner"] == "ucb1" and rec["checkpoints"][-1] == 200
-    assert "pseudo_regret" in rec["metrics"]
+    assert set(rec["metrics"]) == {"regret", "reward"}
     # pseudo-regret of two arms with gap 0.3: 0.3 x (pulls of the bad arm), between 0.3 and 0.3 x 199
-    assert 0.3 <= rec["metrics"]["pseudo_regret"]["mean"][-1] <= 0.3 * 199
+    assert 0.3 <= rec["metrics"]["regret"]["mean"][-1] <= 0.3 * 199
+
+
+def test_run_any_family(capsys):
+    assert cli.main(["run", "ucbvi", "--instance", "garnet_episodic", "--horizon", "20", "--reps", "4",
+                     "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["unit"] == "episode" and set(rec["metrics"]) == {"regret", "realised_regret"}
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("hedge", "ucb1", "ucbvi", "stepmix", "alf_lb", "routing", "garnet_episodic"):
+        assert name in out
+    assert "balance." in out  # the balance claims are registered too

@@ -26,7 +26,7 @@ def _make(name, n_arms=5):
 
 def _learners():
     out = [(n, _make(n)) for n in NAMES]
-    out += [("exp3-tuned", exp3(150, n_arms=4)), ("kl_ucb-c3", kl_ucb(c=3.0))]
+    out += [("exp3-tuned", exp3(150, n_arms=5)), ("kl_ucb-c3", kl_ucb(c=3.0))]
     return out
 
 
@@ -159,3 +159,17 @@ def test_conformance_shapes_and_purity(name):
             for a, b in zip(before, state):
                 np.testing.assert_array_equal(a, b)  # the old state is untouched
             state = new
+
+
+def test_learners_refuse_arms_they_were_not_built_for():
+    with pytest.raises(ValueError, match="n_arms: exp3 was tuned for n_arms=3 but the environment has 2 arms"):
+        sim.run(exp3(30, n_arms=3), instances.bernoulli([0.3, 0.6]), horizon=30, n_reps=2)
+    with pytest.raises(ValueError, match="n_arms"):
+        sim.run(exp3_ix(30, 3), instances.bernoulli([0.3, 0.6]), horizon=30, n_reps=2, backend="numba")
+    gauss = instances.gaussian([0.0, 5.0])
+    for L in (kl_ucb(), thompson_sampling()):
+        for backend in ("numpy", "numba"):
+            with pytest.raises(ValueError, match="kind='bernoulli'.*needs rewards in \\[0, 1\\]"):
+                sim.run(L, gauss, horizon=10, n_reps=2, backend=backend)
+    res = sim.run(kl_ucb(kind="gaussian", sigma=1.0), gauss, horizon=10, n_reps=2)
+    assert res.metrics["regret"].shape[1] == 2
