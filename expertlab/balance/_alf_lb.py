@@ -506,5 +506,5 @@ def _compiled(backend):
 
 for _b in ("numba", "cuda"):
     register_fast_path(_b, "alf_lb-routing", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b),
-                       compiled=_compiled(_b))
+                       compiled=_compiled(_b), learner_final=True)
 del _b

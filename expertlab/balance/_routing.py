@@ -92,7 +92,7 @@ class _RoutingBase(Environment):
     def _spec(self, capacity) -> EnvSpec:
         return EnvSpec(feedback="routing", unit="batch", n_actions=self.n_experts,
                        info={"n_tokens": self.n_tokens, "k": self.k, "capacity": capacity,
-                             "mean_load": self.mean_load})
+                             "mean_load": self.mean_load, "step_work": self.n_tokens * self.n_experts})
 
     def _check_bias(self, bias, n_reps, xp):
         if not hasattr(bias, "shape") or tuple(bias.shape) != (n_reps, self.n_experts):
@@ -287,7 +287,7 @@ def routing(generator, *, n_tokens, k, generator_params=None) -> Routing:
     >>> from expertlab.balance import alf_lb, generators, routing
     >>> env = routing(generators.iid_plus_offset([1.0, 0.0, -1.0]), n_tokens=300, k=1)
     >>> env.spec
-    EnvSpec(feedback='routing', unit='batch', n_actions=3, horizon=None, info=[n_tokens, k, capacity, mean_load])
+    EnvSpec(feedback='routing', unit='batch', n_actions=3, horizon=None, info=[n_tokens, k, capacity, mean_load, step_work])
     >>> res = sim.run(alf_lb(step=0.05, rule="sign"), env, horizon=200, n_reps=4, seed=0, backend="numpy")
     >>> res.metrics["maxvio"].shape, sorted(res.final)
     ((24, 4), ['bias', 'cumulative_loads', 'loads'])

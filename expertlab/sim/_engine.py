@@ -83,25 +83,31 @@ class FastPath(NamedTuple):
     metrics: frozenset
     driver: Callable
     compiled: Callable
+    learner_final: bool = False
 
 
 _FAST_PATHS: list[FastPath] = []
 
 
-def register_fast_path(backend: str, name: str, *, supports, metrics, driver, compiled=None) -> None:
+def register_fast_path(backend: str, name: str, *, supports, metrics, driver, compiled=None,
+                       learner_final: bool = False) -> None:
     """Register a compiled path for the pairs ``supports(learner, env)`` accepts.
 
     ``driver(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts) -> (metrics, final)``
     returns the same dictionaries as the array path for the metric names in
-    ``metrics``; ``compiled(learner, env) -> bool`` says whether its kernel is
-    already compiled in this process (``backend="auto"`` then uses it for
-    small runs too).  The conformance tests check every path against the
-    array path to 1e-10.
+    ``metrics`` (for a procedure with a stopping time, ``final`` holds
+    ``stopped``, ``stopping_time`` and ``answer`` too); ``compiled(learner,
+    env) -> bool`` says whether its kernel is already compiled in this
+    process (``backend="auto"`` then uses it for small runs too);
+    ``learner_final=True`` says that ``final`` also holds the learner's
+    :attr:`Learner.final` values (without it, ``"auto"`` runs learners that
+    have final values on the array path).  The conformance tests check every
+    path against the array path to 1e-10.
     """
     check_backend(backend)
     _FAST_PATHS[:] = [f for f in _FAST_PATHS if (f.backend, f.name) != (backend, name)]
     _FAST_PATHS.append(FastPath(backend, name, supports, frozenset(metrics), driver,
-                                compiled or (lambda learner, env: False)))
+                                compiled or (lambda learner, env: False), bool(learner_final)))
 
 
 def _fast_path(backend, learner, env, names):
@@ -117,17 +123,23 @@ def pick_backend(learner, env, backend: str = "auto", *, horizon: int = 0, n_rep
 
     ``"auto"`` picks a registered Numba fast path for the pair when one exists
     and the run is large enough to repay compiling (:data:`AUTO_COMPILE_WORK`)
-    or the kernel is already compiled; else the NumPy array path.
+    or the kernel is already compiled; else the NumPy array path.  The work of
+    a run is ``n_reps * horizon`` times the environment's ``step_work`` (an
+    entry of ``spec.info``: elementary operations per replication and step,
+    e.g. tokens times experts for a routing batch), or times the number of
+    actions where it gives none.
     """
     if backend != "auto":
         return check_backend(backend)
     names = _metric_names(env, metrics)
-    if _has_custom(metrics) or learner.final is not None:  # fast paths return no learner state
+    if _has_custom(metrics):
         return "numpy"
     f = _fast_path("numba", learner, env, names)
-    if f is None:
+    if f is None or (learner.final is not None and not f.learner_final):
         return "numpy"
-    work = float(n_reps) * float(horizon) * float(max(env.spec.n_actions, 1))
+    spec = env.spec
+    step_work = spec.info.get("step_work", max(spec.n_actions, 1))
+    work = float(n_reps) * float(horizon) * float(step_work)
     return "numba" if (work >= AUTO_COMPILE_WORK or f.compiled(learner, env)) else "numpy"
 
 
@@ -251,7 +263,7 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
             _require_cuda()
         with np.errstate(over="ignore"):  # uint64 hashing wraps by design
             out, final = fast.driver(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts)
-        if learner.final is not None and not set(final) >= _final_names(learner, env):
+        if learner.final is not None and not fast.learner_final:
             raise ValueError(f"backend={used!r}: the compiled path for {learner.name!r} does not return the "
                              f"learner's final values; use backend='numpy' or 'auto'")
         missing = [n for n in names if n not in out]
@@ -268,13 +280,6 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
                      environment_params=dict(env.params), unit=spec0.unit, horizon=horizon, n_reps=n_reps,
                      seed=int(seed_u), rep_offset=rep_offset, backend=used, checkpoints=ckpts, metrics=out,
                      final=final, wall_time=wall)
-
-
-def _final_names(learner, env):
-    """Names of the learner's final values, from a one-replication initial state."""
-    spec = _with_horizon(env.spec, 1)
-    rk, lk = replication_keys(np.uint64(0), 0, 1)
-    return set(learner.final(learner.init(spec, 1, lk, np)))
 
 
 def is_environment(obj) -> bool:
