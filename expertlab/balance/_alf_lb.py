@@ -100,8 +100,8 @@ def alf_lb(step=0.001, rule="sign", *, bias0=None) -> Learner:
         :func:`~expertlab.balance.routing_fixed` (the same batch every step,
         the deterministic setting), through :func:`expertlab.sim.run`, with
         a fused Numba kernel and a CUDA kernel registered as fast paths
-        (``backend="numba"``, ``"cuda"``; the engine's ``"auto"`` runs the
-        NumPy path for learners that return final values).  The metrics
+        (``backend="numba"``, ``"cuda"``; the engine's ``"auto"`` picks the
+        Numba kernel for runs of at least about 2e7 token-expert operations).  The metrics
         (``maxvio``, ``global_maxvio``, ``dual``, ``regret``,
         ``bias_error``, ...) are the environment's; ``final["bias"]`` is the
         bias after the last update, shape ``(n_reps, n_experts)``.

@@ -189,8 +189,11 @@ def test_numpy_path_equals_numba_kernel_online(rule, step, drift):
 
 def test_auto_backend_is_the_engines():
     env = routing(iid_plus_offset([0.2, 0.0, -0.2]), n_tokens=16, k=1)
-    # the engine's rule: a learner with final values (the bias) runs the array path under "auto"
-    assert sim.pick_backend(alf_lb(), env, "auto", horizon=10 ** 6, n_reps=10 ** 3) == "numpy"
+    # "auto" counts a routing step as n_tokens x n_experts; the fused kernel returns the final bias too
+    assert sim.pick_backend(alf_lb(), env, "auto", horizon=10 ** 6, n_reps=10 ** 3) == "numba"
+    big = routing(iid_plus_offset([0.2, 0.0, -0.2]), n_tokens=4096, k=1)
+    assert env.spec.step_work == 48 and big.spec.step_work == 4096 * 3
+    assert sim.pick_backend(alf_lb(), big, "auto", horizon=2000, n_reps=8) == "numba"  # 2e8 operations
     res = sim.run(alf_lb(), env, horizon=10, n_reps=2, metrics=["maxvio", _bias_path()])
     assert res.backend == "numpy"
     with pytest.raises(ValueError, match="no compiled path"):
