@@ -497,14 +497,7 @@ def _driver(backend):
     return drive
 
 
-def _compiled(backend):
-    def compiled(learner, env):
-        return bool(_alf_kernel.signatures) if backend == "numba" else bool(_CUDA_KERNEL)
-
-    return compiled
-
-
 for _b in ("numba", "cuda"):
     register_fast_path(_b, "alf_lb-routing", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b),
-                       compiled=_compiled(_b), learner_final=True)
+                       learner_final=True)
 del _b

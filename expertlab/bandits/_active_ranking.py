@@ -812,12 +812,8 @@ def _drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
     return {"queries": q_out, "comparisons": c_out}, {"stopped": stopped, "stopping_time": stop, "answer": answer}
 
 
-def _compiled(learner, env) -> bool:
-    return len(_query_kernel.signatures) > 0
-
-
-register_fast_path("numba", "expert-queries", supports=_supports, metrics=("queries", "comparisons"), driver=_drive,
-                   compiled=_compiled)
+register_fast_path("numba", "expert-queries", supports=_supports, metrics=("queries", "comparisons"),
+                   driver=_drive)
 
 
 def active_ranking(delta: float = 0.05, *, max_queries: int | None = None, schedule: str = "adaptive") -> Learner:

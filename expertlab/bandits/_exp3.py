@@ -166,7 +166,7 @@ def exp3(horizon=None, *, n_arms=None, eta=None) -> Learner:
     >>> from expertlab import sim
     >>> from expertlab.bandits import exp3, instances
     >>> inst = instances.minimax(4, 1000)
-    >>> res = sim.run(exp3(1000, n_arms=4), inst, horizon=1000, n_reps=50, seed=0)
+    >>> res = sim.run(exp3(1000, n_arms=4), inst, horizon=1000, n_reps=50, seed=0, metrics=["expected_regret"])
     >>> bool(res.mean("expected_regret")[-1] <= (2 * 1000 * 4 * np.log(4)) ** 0.5)
     True
     """

@@ -162,7 +162,6 @@ def exp4(eta: float | None = None) -> Learner:
                    params={} if eta is None else {"eta": eta}, kernel=Exp4Kernel(eta), doc=exp4.__doc__)
 
 
-
 # --------------------------------------------------------------------------
 # the compiled fast path: Exp4 on an advice environment, one fused kernel
 
@@ -274,5 +273,4 @@ def _drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
     return dict(zip(_FAST_METRICS, outs)), {"pulls": pulls}
 
 
-register_fast_path("numba", "exp4-advice", supports=_supports, metrics=_FAST_METRICS, driver=_drive,
-                   compiled=lambda learner, env: bool(_exp4_kernel.signatures))
+register_fast_path("numba", "exp4-advice", supports=_supports, metrics=_FAST_METRICS, driver=_drive)

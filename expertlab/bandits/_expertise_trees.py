@@ -202,6 +202,8 @@ def global_thompson() -> Learner:
         region-wise oracle grows linearly when no expert is accurate
         everywhere.
 
+    Notes
+    -----
     [validated-rates]
 
     References

@@ -481,12 +481,8 @@ def _drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
     return {"regret": regret, "violations": viol, "possibly_safe": poss}, {"pulls": pulls}
 
 
-def _compiled(learner, env) -> bool:
-    return len(_kernel.signatures) > 0
-
-
 register_fast_path("numba", "safe-comb", supports=_supports, metrics=("regret", "violations", "possibly_safe"),
-                   driver=_drive, compiled=_compiled)
+                   driver=_drive)
 
 
 # --------------------------------------------------------------------------

@@ -150,7 +150,8 @@ def tsallis_inf(scale=2.0) -> Learner:
     --------
     >>> from expertlab import sim
     >>> from expertlab.bandits import tsallis_inf, instances
-    >>> res = sim.run(tsallis_inf(), instances.minimax(4, 1000), horizon=1000, n_reps=50, seed=0)
+    >>> res = sim.run(tsallis_inf(), instances.minimax(4, 1000), horizon=1000, n_reps=50, seed=0,
+    ...               metrics=["expected_regret"])
     >>> bool(res.mean("expected_regret")[-1] <= 4 * (4 * 1000) ** 0.5 + 1)
     True
     """

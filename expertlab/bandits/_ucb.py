@@ -205,7 +205,7 @@ def ucb_alpha(alpha=3.0) -> Learner:
     >>> from expertlab.bandits import ucb1, ucb_alpha, instances
     >>> a = sim.run(ucb_alpha(4.0), instances.bernoulli([0.3, 0.7]), horizon=300, n_reps=3, seed=2)
     >>> b = sim.run(ucb1(c=2.0), instances.bernoulli([0.3, 0.7]), horizon=300, n_reps=3, seed=2)
-    >>> bool((a.regret == b.regret).all())
+    >>> bool((a.metrics["regret"] == b.metrics["regret"]).all())
     True
     """
     alpha = check_float(alpha, "alpha")
@@ -260,7 +260,7 @@ def moss(horizon=None) -> Learner:
     >>> from expertlab import sim
     >>> from expertlab.bandits import moss, instances
     >>> res = sim.run(moss(horizon=500), instances.minimax(5, 500), horizon=500, n_reps=8, seed=0)
-    >>> bool(res.mean()[-1] < 500 * res.instance_params["eps"])  # below always pulling a 1/2 arm
+    >>> bool(res.mean()[-1] < 500 * res.environment_params["eps"])  # below always pulling a 1/2 arm
     True
     """
     T = None if horizon is None else check_int(horizon, "horizon")

@@ -664,5 +664,4 @@ def _driver(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
     return metrics, final
 
 
-register_fast_path("numba", "search-and-stop", supports=_supports, metrics=_FAST_METRICS, driver=_driver,
-                   compiled=lambda learner, env: bool(_kernel.signatures))
+register_fast_path("numba", "search-and-stop", supports=_supports, metrics=_FAST_METRICS, driver=_driver)

@@ -60,8 +60,10 @@ class AdaptiveAdversary(Environment):
     a one-hot ``p`` gives its expert) and remembers it.  The feedback is
     :class:`expertlab.sim.FullFeedback` ``(loss, None)``.
 
-    Metrics
-    -------
+    Notes
+    -----
+    Metrics:
+
     ``regret``
         The regret of the played experts,
         :math:`\sum_{s\le t}\ell_{s,I_s} - \min_i \sum_{s\le t}\ell_{s,i}`;

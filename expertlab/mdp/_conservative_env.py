@@ -147,9 +147,6 @@ class ConservativeMDP(Environment):
     name: str = ""
     params: Mapping | None = None
 
-    #: Metrics recorded when ``sim.run`` is given none: all of them.
-    default_metrics = None
-
     def __post_init__(self):
         m = _check_single(self.model, "model")
         if not isinstance(self.baseline, ConservativeBaseline):

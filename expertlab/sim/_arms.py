@@ -307,17 +307,7 @@ def _driver(backend):
     return drive
 
 
-def _compiled(backend):
-    def compiled(learner, env):
-        from . import _bandit_kernels
-
-        return _bandit_kernels.is_compiled(backend, learner.kernel, env)
-
-    return compiled
-
-
 _FAST_METRICS = ("regret", "reward", "expected_regret", "realised_regret", "dynamic_regret")
 for _b in ("numba", "cuda"):
-    register_fast_path(_b, "bandit", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b),
-                       compiled=_compiled(_b))
+    register_fast_path(_b, "bandit", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b))
 del _b

@@ -144,11 +144,6 @@ def _key(kind, spec, instance):
             instance.reward, instance.mean, instance.stationary, instance.adversarial)
 
 
-def is_compiled(backend: str, spec, instance) -> bool:
-    """Whether the driver of ``(spec, instance)`` for ``backend`` is already built in this process."""
-    return _key(backend, spec, instance) in _CACHE
-
-
 def numba_driver(spec, instance):
     """Compiled CPU driver: ``drive(prm, data, seed, rep0, horizon, ckpts, K, *outs)``."""
     key = _key("numba", spec, instance)

@@ -26,9 +26,11 @@ from ._result import RunResult
 __all__ = ["run", "checkpoint_grid", "check_checkpoints", "register_fast_path", "pick_backend",
            "is_environment", "replication_keys", "AUTO_COMPILE_WORK"]
 
-#: ``backend="auto"`` compiles a fast path only for runs of at least this many
-#: replication-steps times actions (or when the kernel is already compiled in
-#: this process): below it the NumPy path finishes before a kernel compiles.
+#: ``backend="auto"`` runs a compiled fast path only for runs of at least this
+#: many replication-steps times actions (or the environment's ``step_work``):
+#: below it the NumPy path finishes before a kernel compiles.  The choice
+#: depends on the run's arguments only, never on what a process compiled
+#: before, so a run gives the same numbers in any process.
 AUTO_COMPILE_WORK = 2e7
 
 _MAX_HORIZON = 2 ** 62
@@ -82,23 +84,20 @@ class FastPath(NamedTuple):
     supports: Callable
     metrics: frozenset
     driver: Callable
-    compiled: Callable
     learner_final: bool = False
 
 
 _FAST_PATHS: list[FastPath] = []
 
 
-def register_fast_path(backend: str, name: str, *, supports, metrics, driver, compiled=None,
+def register_fast_path(backend: str, name: str, *, supports, metrics, driver,
                        learner_final: bool = False) -> None:
     """Register a compiled path for the pairs ``supports(learner, env)`` accepts.
 
     ``driver(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts) -> (metrics, final)``
     returns the same dictionaries as the array path for the metric names in
     ``metrics`` (for a procedure with a stopping time, ``final`` holds
-    ``stopped``, ``stopping_time`` and ``answer`` too); ``compiled(learner,
-    env) -> bool`` says whether its kernel is already compiled in this
-    process (``backend="auto"`` then uses it for small runs too);
+    ``stopped``, ``stopping_time`` and ``answer`` too);
     ``learner_final=True`` says that ``final`` also holds the learner's
     :attr:`Learner.final` values (without it, ``"auto"`` runs learners that
     have final values on the array path).  The conformance tests check every
@@ -106,8 +105,7 @@ def register_fast_path(backend: str, name: str, *, supports, metrics, driver, co
     """
     check_backend(backend)
     _FAST_PATHS[:] = [f for f in _FAST_PATHS if (f.backend, f.name) != (backend, name)]
-    _FAST_PATHS.append(FastPath(backend, name, supports, frozenset(metrics), driver,
-                                compiled or (lambda learner, env: False), bool(learner_final)))
+    _FAST_PATHS.append(FastPath(backend, name, supports, frozenset(metrics), driver, bool(learner_final)))
 
 
 def _fast_path(backend, learner, env, names):
@@ -122,8 +120,8 @@ def pick_backend(learner, env, backend: str = "auto", *, horizon: int = 0, n_rep
     """The backend :func:`run` uses for ``backend``.
 
     ``"auto"`` picks a registered Numba fast path for the pair when one exists
-    and the run is large enough to repay compiling (:data:`AUTO_COMPILE_WORK`)
-    or the kernel is already compiled; else the NumPy array path.  The work of
+    and the run is large enough to repay compiling (:data:`AUTO_COMPILE_WORK`);
+    else the NumPy array path.  The work of
     a run is ``n_reps * horizon`` times the environment's ``step_work`` (an
     entry of ``spec.info``: elementary operations per replication and step,
     e.g. tokens times experts for a routing batch), or times the number of
@@ -140,7 +138,7 @@ def pick_backend(learner, env, backend: str = "auto", *, horizon: int = 0, n_rep
     spec = env.spec
     step_work = spec.info.get("step_work", max(spec.n_actions, 1))
     work = float(n_reps) * float(horizon) * float(step_work)
-    return "numba" if (work >= AUTO_COMPILE_WORK or f.compiled(learner, env)) else "numpy"
+    return "numba" if work >= AUTO_COMPILE_WORK else "numpy"
 
 
 def _has_custom(metrics):

@@ -286,11 +286,6 @@ def _key(kind, spec, instance):
             instance.loss, instance.awake, instance.comparator, instance.mean)
 
 
-def is_compiled(backend: str, spec, instance) -> bool:
-    """Whether the driver of ``(spec, instance)`` for ``backend`` is already built in this process."""
-    return _key(backend, spec, instance) in _CACHE
-
-
 def numba_driver(spec, instance):
     """Return the compiled CPU driver for ``(spec, instance)``.
 

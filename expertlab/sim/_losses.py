@@ -259,16 +259,6 @@ def _driver(backend):
     return drive
 
 
-def _compiled(backend):
-    def compiled(learner, env):
-        from . import _kernels
-
-        return _kernels.is_compiled(backend, learner.kernel, env)
-
-    return compiled
-
-
 for _b in ("numba", "cuda"):
-    register_fast_path(_b, "full-information", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b),
-                       compiled=_compiled(_b))
+    register_fast_path(_b, "full-information", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b))
 del _b

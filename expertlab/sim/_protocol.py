@@ -210,8 +210,10 @@ class Environment:
     when none are asked for (default: all available).
     """
 
-    #: Metric names recorded when ``sim.run`` is given none (``None``: all available).
-    default_metrics: tuple | None = None
+    @property
+    def default_metrics(self) -> tuple | None:
+        """Metric names recorded when ``sim.run`` is given none (``None``: all available)."""
+        return None
 
     def reset(self, n_reps, keys, xp):  # pragma: no cover - subclasses override
         raise NotImplementedError

@@ -555,7 +555,7 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
     >>> res.rep_offset, res.n_reps
     (8, 2)
     """
-    from ._engine import run
+    from ._engine import pick_backend, run
 
     learners, instances = _registries(learners, instances)
     block_size = check_int(block_size, "block_size")
@@ -564,7 +564,10 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
     rep_offset = block * block_size
     size = min(block_size, n_reps - rep_offset)
     learner, instance = _build(config, learners, instances)
-    return run(learner, instance, config["horizon"], size, seed, config["backend"],
+    # "auto" is resolved for the whole config (all n_reps replications), so that every block of it, whatever
+    # its size, runs on the backend one run of the config would use
+    backend = pick_backend(learner, instance, config["backend"], horizon=config["horizon"], n_reps=n_reps)
+    return run(learner, instance, config["horizon"], size, seed, backend,
                rep_offset=rep_offset, checkpoints=config.get("checkpoints"))
 
 

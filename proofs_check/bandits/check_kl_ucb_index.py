@@ -111,7 +111,7 @@ def test_act_pulls_the_arm_of_largest_index(arms):
     st_ = IndexState(counts=n[None, :], sums=s[None, :], t=np.array([t]))
     d = _delta(t, 0.0)
     brute = np.array([_brute(si / ni, ni, d) for si, ni in zip(s, n)])
-    arm = int(kl_ucb().act(st_, None)[0][0])
+    arm = int(kl_ucb().act(st_, None, None)[0].arm[0])
     assert brute[arm] >= brute.max() - 1e-9
 
 

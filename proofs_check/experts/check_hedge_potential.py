@@ -251,17 +251,18 @@ def _follow_the_loser():
     """A learner that puts all weight on the expert with the largest cumulative loss."""
     from expertlab.sim import Learner
 
-    def init(n_reps, n_experts, xp=np):
+    def init(spec, n_reps, keys=None, xp=np):
+        n_experts = spec.n_actions if hasattr(spec, "n_actions") else spec
         return (np.zeros((n_reps, n_experts)),)
 
-    def act(state, key=None, awake=None):
+    def act(state, awake=None, key=None):
         cum = state[0]
         p = np.zeros_like(cum)
         p[np.arange(cum.shape[0]), np.argmax(cum, axis=1)] = 1.0
-        return p
+        return p, state
 
-    def update(state, p, loss, awake=None, check=True):
-        return (state[0] + loss,)
+    def update(state, p, feedback, key=None):
+        return (state[0] + feedback[0],)
 
     return Learner(name="follow_the_loser", feedback="full", init=init, act=act, update=update, params={})
 

@@ -12,8 +12,9 @@ from expertlab.testing import run_in_cuda_simulator
 SCRIPT = r"""
 import json, numpy as np
 from expertlab import sim
-from expertlab.bandits import LEARNERS, exp3, thompson_sampling, instances
-cases = [(name, LEARNERS[name](), instances.bernoulli([0.3, 0.6, 0.5])) for name in sorted(LEARNERS)]
+from expertlab.bandits import exp3, thompson_sampling, instances
+regret = {n: r for n, r in sim.learners(family="bandits").items() if r.feedback == "bandit"}
+cases = [(name, r.example()[0], instances.bernoulli([0.3, 0.6, 0.5])) for name, r in regret.items()]
 cases += [("exp3/array", exp3(), instances.reward_array(np.random.default_rng(0).uniform(size=(24, 3)))),
           ("thompson/gaussian", thompson_sampling("gaussian"), instances.gaussian([0.0, 0.4, 0.2])),
           ("thompson/piecewise", thompson_sampling(),
@@ -50,11 +51,13 @@ def test_bandit_cupy_matches_numpy():
     import numpy as np
 
     from expertlab import sim
-    from expertlab.bandits import LEARNERS, instances
+    from expertlab.bandits import instances
 
-    inst = instances.bernoulli([0.3, 0.6, 0.5, 0.55])
-    for name in sorted(LEARNERS):
-        L = LEARNERS[name]()
+    inst = instances.bernoulli([0.3, 0.6, 0.5])
+    for name, reg in sim.learners(family="bandits").items():
+        if reg.feedback != "bandit":
+            continue
+        L = reg.example()[0]
         a = sim.run(L, inst, horizon=100, n_reps=16, seed=3, backend="numpy")
         b = sim.run(L, inst, horizon=100, n_reps=16, seed=3, backend="cupy")
         np.testing.assert_allclose(b.metrics["regret"], a.metrics["regret"], atol=1e-10, err_msg=name)

@@ -11,11 +11,11 @@ from expertlab.testing import run_in_cuda_simulator
 SCRIPT = r"""
 import json, numpy as np
 from expertlab import sim
-from expertlab.experts import LEARNERS, instances
+from expertlab.experts import instances
 out = {}
-for name in sorted(LEARNERS):
-    L = LEARNERS[name]()
-    if L.kernel is None:
+for name, reg in sim.learners(family="experts").items():
+    L = reg.example()[0]
+    if not isinstance(L.kernel, sim.KernelSpec):
         continue
     for inst in (instances.needle(3, 0.2), instances.sleeping(instances.iid_uniform(3), 0.5),
                  instances.piecewise_best(3, 7, 0.2)):
@@ -49,10 +49,12 @@ def test_cupy_matches_numpy():
     import numpy as np
 
     from expertlab import sim
-    from expertlab.experts import LEARNERS, instances
+    from expertlab.experts import instances
 
-    for name in sorted(LEARNERS):
-        L = LEARNERS[name]()
+    for name, reg in sim.learners(family="experts").items():
+        L = reg.example()[0]
+        if not isinstance(L.kernel, sim.KernelSpec):
+            continue
         inst = instances.sleeping(instances.needle(5, 0.2), 0.6)
         a = sim.run(L, inst, horizon=100, n_reps=16, seed=3, backend="numpy")
         b = sim.run(L, inst, horizon=100, n_reps=16, seed=3, backend="cupy")
