@@ -17,7 +17,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from .._random import uniform
-from .._validation import check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int
 from ..sim._losses import LossSequence
 
 __all__ = [
@@ -92,6 +92,10 @@ def _matrix_loss(data, key, t, i):
 # exact answers
 
 
+#: Largest horizon + 1 for which the exact expected regrets are computed (their arrays have horizon + 1 entries).
+_MAX_EXACT_HORIZON = 2 ** 27
+
+
 def fair_coins_expected_regret(horizon: int, n_experts: int) -> float:
     """Exact expected regret of any learner on independent fair coins.
 
@@ -109,6 +113,7 @@ def fair_coins_expected_regret(horizon: int, n_experts: int) -> float:
     """
     horizon = check_int(horizon, "horizon")
     n_experts = check_int(n_experts, "n_experts")
+    check_array_size((horizon + 1,), "horizon", max_elements=_MAX_EXACT_HORIZON)
     pmf = _half_binomial_pmf(horizon)
     tail = np.cumsum(pmf[::-1])[::-1][1:]  # P(B >= k) for k = 1..T
     return float(horizon / 2 - np.sum(np.minimum(tail, 1.0) ** n_experts))
@@ -125,6 +130,7 @@ def _half_binomial_pmf(horizon: int) -> np.ndarray:
 def _anti_expected_regret(horizon: int) -> float:
     """``E|B - T/2|`` for ``B ~ Bin(T, 1/2)``: the exact expected regret of any learner."""
     horizon = check_int(horizon, "horizon")
+    check_array_size((horizon + 1,), "horizon", max_elements=_MAX_EXACT_HORIZON)
     k = np.arange(horizon + 1)
     return float(np.sum(_half_binomial_pmf(horizon) * np.abs(k - horizon / 2)))
 
@@ -180,7 +186,7 @@ def iid_bernoulli(means) -> LossSequence:
 
     The expected losses are known, so runs also report the ``pseudo_regret``.
     """
-    means = np.ascontiguousarray(means, dtype=np.float64)
+    means = np.ascontiguousarray(as_real_array(means, "means"), dtype=np.float64)
     if means.ndim != 1 or means.size < 1:
         raise ValueError(f"means must be a non-empty 1-D array, got shape {means.shape}")
     if not np.all(np.isfinite(means)) or np.any(means < 0) or np.any(means > 1):
@@ -230,7 +236,7 @@ def loss_matrix(losses) -> LossSequence:
     Every replication sees the same losses; the horizon of a run may not
     exceed ``losses.shape[0]``.
     """
-    losses = np.ascontiguousarray(losses, dtype=np.float64)
+    losses = np.ascontiguousarray(as_real_array(losses, "losses"), dtype=np.float64)
     if losses.ndim != 2 or losses.shape[0] < 1 or losses.shape[1] < 1:
         raise ValueError(f"losses must be a non-empty 2-D array (horizon, n_experts), got shape {losses.shape}")
     if not np.all(np.isfinite(losses)):

@@ -88,3 +88,26 @@ def test_piecewise_comparator_and_means():
 def test_bad_instance_arguments(factory, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         factory(**kwargs)
+
+
+# -- bad input: a clear error naming the argument, never a silent coercion ----------------
+
+
+@pytest.mark.parametrize("bad, exc", [(np.full((3, 2), 0.5) + 0j, TypeError), (np.full((3, 2), 0.5).astype(str), TypeError),
+                                      ("ab", TypeError), ([[0.5, 0.2], [0.1]], TypeError)])
+def test_loss_matrix_refuses_non_real_losses(bad, exc):
+    with pytest.raises(exc, match="losses"):
+        instances.loss_matrix(bad)
+
+
+@pytest.mark.parametrize("bad", ["ab", [0.2 + 1j, 0.5], np.array(["0.2", "0.5"])])
+def test_iid_bernoulli_refuses_non_real_means(bad):
+    with pytest.raises(TypeError, match="means"):
+        instances.iid_bernoulli(bad)
+
+
+def test_exact_expected_regrets_refuse_sizes_they_cannot_allocate():
+    with pytest.raises(ValueError, match="horizon"):
+        instances.fair_coins_expected_regret(10**12, 10)
+    with pytest.raises(ValueError, match="horizon"):
+        instances.anti_correlated().exact_expected_regret(10**12)
