@@ -118,7 +118,7 @@ def _skip_member(app, what, name, obj, skip, options):
 def _attribute_comment(name, obj):
     """The ``#:`` comment of the module-level name that ``name`` re-exports, if any.
 
-    ``expertlab.sim.FEEDBACK_KINDS`` is assigned (and commented) in a private
+    A constant such as ``expertlab.sim.UNITS`` is assigned (and commented) in a private
     module and re-exported; autodoc only looks for the comment in the public
     module, and would otherwise show the docstring of ``tuple``.
     """
