@@ -11,7 +11,7 @@ CLAIMS = (
         name="balance.maxvio-sampling-floor",
         quantity="per-batch MaxVio at the optimal bias", variable="N", law="power", predicted=-0.5,
         tolerance=0.05,
-        source=f"{_HZ} and papers.md §F: multinomial sampling floor sqrt((E/K)/N)",
+        source=f"{_HZ}; multinomial sampling floor sqrt((E/K)/N)",
         learner="alf_lb",
         description="Scores m_i + iid noise routed with the optimal bias -m: every expert's load is a "
                     "sum of N independent indicators with mean NK/E, so the per-batch imbalance "

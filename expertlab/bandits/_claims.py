@@ -15,7 +15,7 @@ from .instances import lai_robbins_constant
 
 _BCB = "Bubeck & Cesa-Bianchi 2012"
 _MEANS = np.arange(1, 10) / 10.0
-#: Lai-Robbins constant of the nine Bernoulli arms 0.1, ..., 0.9 (papers.md §B: 7.5165).
+#: Lai-Robbins constant of the nine Bernoulli arms 0.1, ..., 0.9 (the constant of these arms: 7.5165).
 LR_NINE = lai_robbins_constant(_MEANS)
 #: sum_i 1 / Delta_i of the same arms (10 H_8).
 _INV_GAPS = float(np.sum(1.0 / (0.9 - _MEANS[:-1])))
@@ -84,7 +84,7 @@ CLAIMS = (
     RateClaim(
         name="bandits.kl_ucb-lai-robbins",
         quantity="pseudo-regret", variable="T", law="log", predicted=LR_NINE, tolerance=3.0,
-        source="Garivier & Cappé, COLT 2011, Thm 2; Lai & Robbins 1985 (papers.md §B: 7.5165)",
+        source="Garivier & Cappé, COLT 2011, Thm 2; Lai & Robbins 1985 (the constant of these arms: 7.5165)",
         learner="kl_ucb", fit_decades=1.0,
         description="Nine Bernoulli arms 0.1 ... 0.9: the slope of the mean pseudo-regret against ln T over "
                     "the last decade tends to the Lai-Robbins constant 7.5165.  At finite T the slope sits "
@@ -98,7 +98,7 @@ CLAIMS = (
     RateClaim(
         name="bandits.thompson-lai-robbins",
         quantity="pseudo-regret", variable="T", law="log", predicted=LR_NINE, tolerance=3.0,
-        source="Kaufmann, Korda & Munos, ALT 2012, Thm 1; Agrawal & Goyal, AISTATS 2013 (papers.md §B: "
+        source="Kaufmann, Korda & Munos, ALT 2012, Thm 1; Agrawal & Goyal, AISTATS 2013 (the constant of these arms: "
                "7.5165; finite-T regret of Thompson sampling sits below the asymptote)",
         learner="thompson_sampling", fit_decades=1.0,
         description="Beta-Bernoulli Thompson sampling on the nine arms 0.1 ... 0.9: the late-window slope "

@@ -114,8 +114,8 @@ def boa(prior=None) -> Learner:
     The weights and rates above are *reconstructed* from the paper's
     description (the text of its adaptive theorem could not be consulted
     here); the bound stated is the one this construction satisfies, proved by
-    the potential argument just sketched.  papers.md quotes the ``opera``
-    implementation instead: :math:`E_i \mathrel{+}= 2.2\, r_i^2`,
+    the potential argument just sketched.  The ``opera`` R package implements
+    instead: :math:`E_i \mathrel{+}= 2.2\, r_i^2`,
     :math:`\eta_i = E_i^{-1/2}`, :math:`\tilde r_i = r_i - r_i^2/\sqrt{E_i}`
     with the rate *after* the round; that heuristic drops the
     :math:`\ln(1/\pi_i)` numerator and the cap :math:`1/(2E)`, and is not

@@ -106,7 +106,7 @@ def ml_prod(prior=None) -> Learner:
 
     Departures from other readings: the cap :math:`1/2` assumes losses in
     :math:`[0, 1]` (so :math:`|r| \le 1`), as in the paper; the variant of
-    papers.md (and of the ``opera`` package) replaces it by
+    the ``opera`` R package replaces it by
     :math:`1/(2\max_{s \le t}|r_{s,i}|)` and updates
     :math:`\ln w \leftarrow (\eta'/\eta)\ln w + \ln(1 + \eta' r)`, which is not
     the paper's update and is not used here.  With an ``awake`` mask an asleep

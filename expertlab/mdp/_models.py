@@ -264,7 +264,7 @@ class LinearMixtureMDP:
 
     Notes
     -----
-    The weight is kept separate from the features (papers.md §D: never fold
+    The weight is kept separate from the features (never fold
     :math:`\theta^\star` into the features); :attr:`transitions` forms the
     mixture on demand.
 

@@ -31,8 +31,8 @@ attains the value.
 
 Sources: Iyengar, Math. Oper. Res. 2005, and Nilim & El Ghaoui, Oper. Res.
 2005 (TV/L1 and KL inner problems; section numbers not re-checked); Duchi &
-Namkoong, JMLR 2019 (the χ² dual; theorem number not re-checked); the forms
-as listed in papers.md §D.
+Namkoong, JMLR 2019 (the χ² dual; theorem number not re-checked), in the
+forms these references give.
 
 How the checks work
 -------------------

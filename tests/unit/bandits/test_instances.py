@@ -11,7 +11,7 @@ from expertlab.bandits import ucb1
 
 
 def test_lai_robbins_published_value():
-    # papers.md §B: nine Bernoulli arms 0.1 ... 0.9
+    # Lai & Robbins (1985): nine Bernoulli arms 0.1 ... 0.9
     assert I.lai_robbins_constant(np.arange(1, 10) / 10) == pytest.approx(7.5165, abs=5e-5)
 
 

@@ -8,7 +8,7 @@ from expertlab.experts import hedge, instances
 
 
 def test_fair_coin_exact_values_from_papers_md():
-    # Published values (papers.md §A): T=1000, N=10: 24.3248; T=100, N=2: 2.8174.
+    # Exact values: T=1000, N=10: 24.3248; T=100, N=2: 2.8174.
     assert instances.fair_coins_expected_regret(1000, 10) == pytest.approx(24.3248, abs=5e-5)
     assert instances.fair_coins_expected_regret(100, 2) == pytest.approx(2.8174, abs=5e-5)
 
