@@ -149,11 +149,16 @@ def _has_custom(metrics):
     return any(isinstance(m, Metric) for m in metrics)
 
 
+def default_metric_names(env) -> tuple:
+    """The metrics :func:`run` records on ``env`` when given none: its ``default_metrics``, else all available."""
+    d = env.default_metrics
+    return tuple(d) if d is not None else tuple(env.available_metrics())
+
+
 def _metric_names(env, metrics):
     avail = env.available_metrics()
     if metrics is None:
-        names = tuple(env.default_metrics) if env.default_metrics is not None else tuple(avail)
-        return names
+        return default_metric_names(env)
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     names = []

@@ -154,17 +154,14 @@ def horizon_measurement(learner, instance, settings, backend, seed, *, metric="r
     """
     from ._engine import run
 
-    names = _defaults(instance)
+    from ._engine import default_metric_names
+
+    names = default_metric_names(instance)
     res = run(learner, instance, horizon=settings["horizon"], n_reps=settings["n_reps"], seed=seed,
               backend=backend, metrics=names if metric in names else (*names, metric))
     return Measurement(x=res.checkpoints, y=res.metric(metric), xlabel=f"{res.unit} T",
                        ylabel=ylabel or metric.replace("_", " "), curves=curves or {},
                        info={"wall_time": res.wall_time, "backend": res.backend})
-
-
-def _defaults(env):
-    d = env.default_metrics
-    return tuple(d) if d is not None else tuple(env.available_metrics())
 
 
 def experiment_main(experiments, argv=None) -> int:

@@ -238,7 +238,7 @@ def _check_buildable(config, learners, instances, name):
         raise TypeError(f"{name}: {exc}") from exc
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from exc
-    from ._engine import _fast_path, is_environment
+    from ._engine import _fast_path, default_metric_names, is_environment
 
     if not is_environment(instance):
         raise TypeError(f"{name}: instance {config['instance']!r} does not build an environment "
@@ -249,14 +249,9 @@ def _check_buildable(config, learners, instances, name):
                          f"{config['instance']!r} gives {instance.spec.feedback!r} feedback")
     backend = config["backend"]
     if backend in ("numba", "cuda") and _fast_path(backend, learner, instance,
-                                                   _defaults(instance)) is None:
+                                                   default_metric_names(instance)) is None:
         raise ValueError(f"{name}: learner {config['learner']!r} has no compiled path on instance "
                          f"{config['instance']!r} for backend={backend!r}; use backend='auto' or 'numpy'")
-
-
-def _defaults(env):
-    d = env.default_metrics
-    return tuple(d) if d is not None else tuple(env.available_metrics())
 
 
 def _check_root_seed(seed) -> int:
