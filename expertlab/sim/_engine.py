@@ -104,6 +104,16 @@ def register_fast_path(backend: str, name: str, *, supports, metrics, driver,
     path against the array path to 1e-10.
     """
     check_backend(backend)
+    if backend in ("numpy", "cupy"):
+        raise ValueError(f"backend must be a compiled backend ('numba' or 'cuda'), got {backend!r}: "
+                         "the array path runs every pair already")
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str, got {name!r}")
+    for arg, fn in (("supports", supports), ("driver", driver)):
+        if not callable(fn):
+            raise TypeError(f"{arg} must be callable, got {type(fn).__name__}")
+    if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
+        raise TypeError("metrics must be a collection of metric names (str)")
     _FAST_PATHS[:] = [f for f in _FAST_PATHS if (f.backend, f.name) != (backend, name)]
     _FAST_PATHS.append(FastPath(backend, name, supports, frozenset(metrics), driver, bool(learner_final)))
 
@@ -314,7 +324,16 @@ def _require_cuda():
 
 
 def replication_keys(seed_u, rep_offset: int, n_reps: int, xp=np):
-    """``(env_keys, learner_keys)``: the ``(n_reps,)`` ``uint64`` keys of replications ``rep_offset ..``."""
+    """``(env_keys, learner_keys)``: the ``(n_reps,)`` ``uint64`` keys of replications ``rep_offset ..``.
+
+    ``seed_u`` is the run's seed as a ``uint64`` (an int in ``[0, 2**64)``).
+    """
+    if isinstance(seed_u, bool) or not isinstance(seed_u, (int, np.integer)):
+        raise TypeError(f"seed_u must be an int or numpy.uint64, got {type(seed_u).__name__}")
+    if not 0 <= int(seed_u) < 2**64:
+        raise ValueError(f"seed_u must be in [0, 2**64), got {seed_u}")
+    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
+    n_reps = check_int(n_reps, "n_reps")
     reps = xp.arange(rep_offset, rep_offset + n_reps, dtype=xp.uint64)
     rk = _random.rep_key(xp.asarray([seed_u], dtype=xp.uint64), reps)
     return rk, _random.stream_key(rk, _random.LEARNER_STREAM)

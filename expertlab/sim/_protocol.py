@@ -37,10 +37,57 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping, NamedTuple
 
+import numpy as np
+
 __all__ = ["EnvSpec", "Environment", "KernelSpec", "Learner", "Metric", "UNITS", "short_params"]
 
 #: Units in which a run's horizon is counted.
 UNITS = ("round", "episode", "step", "batch")
+
+
+def _check_name(value, name: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty str, got {value!r}")
+
+
+def _check_callables(obj, names, optional=()) -> None:
+    for name in names:
+        if not callable(getattr(obj, name)):
+            raise TypeError(f"{name} must be callable, got {type(getattr(obj, name)).__name__}")
+    for name in optional:
+        value = getattr(obj, name)
+        if value is not None and not callable(value):
+            raise TypeError(f"{name} must be callable or None, got {type(value).__name__}")
+
+
+def _check_optional_int(value, name: str) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+        raise TypeError(f"{name} must be an int or None, got {type(value).__name__}")
+    if value is not None and value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+def validate_on_construction(check):
+    """Class decorator: run ``check(obj)`` on every record a NamedTuple class builds.
+
+    ``typing.NamedTuple`` forbids a ``__new__`` in the class body; this wraps
+    the generated one instead, so that a record built directly by a user is
+    checked like one built by a factory (``_make``/``_replace`` skip it).
+    """
+
+    def wrap(cls):
+        base_new = cls.__new__
+
+        def __new__(klass, *args, **kwargs):
+            obj = base_new(klass, *args, **kwargs)
+            check(obj)
+            return obj
+
+        __new__.__doc__ = base_new.__doc__
+        cls.__new__ = __new__
+        return cls
+
+    return wrap
 
 
 def short_params(params: Mapping[str, Any], limit: int = 60) -> str:
@@ -86,6 +133,19 @@ class EnvSpec:
     max_horizon: int | None = None
     info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self):
+        _check_name(self.feedback, "feedback")
+        if self.unit not in UNITS:
+            raise ValueError(f"unit must be one of {UNITS}, got {self.unit!r}")
+        if isinstance(self.n_actions, bool) or not isinstance(self.n_actions, (int, np.integer)):
+            raise TypeError(f"n_actions must be an int, got {type(self.n_actions).__name__}")
+        if self.n_actions < 1:
+            raise ValueError(f"n_actions must be >= 1, got {self.n_actions}")
+        _check_optional_int(self.horizon, "horizon")
+        _check_optional_int(self.max_horizon, "max_horizon")
+        if not isinstance(self.info, Mapping) or not all(isinstance(k, str) for k in self.info):
+            raise TypeError("info must be a mapping with str keys")
+
     def __getattr__(self, name):
         info = self.__dict__.get("info", {})
         if name in info:
@@ -98,6 +158,17 @@ class EnvSpec:
                 f"horizon={self.horizon}{extra})")
 
 
+def _check_kernel_spec(k) -> None:
+    for name in ("n_rows", "n_scalars"):
+        value = getattr(k, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+    _check_callables(k, ("init", "act", "update"))
+
+
+@validate_on_construction(_check_kernel_spec)
 class KernelSpec(NamedTuple):
     """Scalar step functions of a full-information learner, for the compiled fast paths.
 
@@ -180,6 +251,12 @@ class Learner(NamedTuple):
         return f"{self.name}({short_params(self.params)})"
 
 
+def _check_metric(m) -> None:
+    _check_name(m.name, "name")
+    _check_callables(m, ("init", "update", "read"), optional=("final",))
+
+
+@validate_on_construction(_check_metric)
 class Metric(NamedTuple):
     """A per-replication accumulator read at every checkpoint.
 

@@ -62,6 +62,30 @@ class RunResult:
     final: Mapping[str, np.ndarray]
     wall_time: float
 
+    def __post_init__(self):
+        from ._protocol import UNITS
+
+        if self.unit not in UNITS:
+            raise ValueError(f"unit must be one of {UNITS}, got {self.unit!r}")
+        for name in ("horizon", "n_reps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        ck = np.asarray(self.checkpoints)
+        if (ck.ndim != 1 or ck.size < 1 or not np.issubdtype(ck.dtype, np.integer)
+                or np.any(np.diff(ck) <= 0) or ck[0] < 1 or ck[-1] > self.horizon):
+            raise ValueError(f"checkpoints must be increasing integer steps in [1, horizon={self.horizon}], "
+                             f"got {ck!r}")
+        want = (ck.size, self.n_reps)
+        for name, value in self.metrics.items():
+            if np.shape(value) != want:
+                raise ValueError(f"metrics[{name!r}] must have shape (n_checkpoints, n_reps) = {want}, "
+                                 f"got {np.shape(value)}")
+        for name, value in self.final.items():
+            if np.ndim(value) < 1 or np.shape(value)[0] != self.n_reps:
+                raise ValueError(f"final[{name!r}] must have the replication axis first (length "
+                                 f"n_reps={self.n_reps}), got shape {np.shape(value)}")
+
     def metric(self, name: str = "regret") -> np.ndarray:
         """The ``(n_checkpoints, n_reps)`` array of metric ``name``."""
         if not isinstance(name, str):
