@@ -370,7 +370,9 @@ def test_sweep_result_summary():
     assert rows[1]["mean"] == pytest.approx(r1.mean("tracking_regret")[-1])
     assert rows[1]["stderr"] == pytest.approx(r1.stderr("tracking_regret")[-1])
     text = res.summary_text()
-    assert text.splitlines()[0].startswith("config_id") and len(text.splitlines()) == 4
+    # header, rule, one row per config, and the line with the elapsed and compute times
+    assert text.splitlines()[0].startswith("config_id") and len(text.splitlines()) == 5
+    assert text.splitlines()[-1].startswith("elapsed ")
     assert res.config_ids[0] in text and "regret (mean ± se)" in text
     assert res.result(0) is res.results[0]
     assert "2 configs" in repr(res)
