@@ -54,7 +54,7 @@ import numpy as np
 
 from .._backend import asnumpy, get_namespace
 from ._engine import register_fast_path
-from ._protocol import EnvSpec, Metric, short_params
+from ._protocol import EnvSpec, Metric, environment_html, environment_repr
 
 __all__ = ["Arms", "Pull", "rowsum"]
 
@@ -106,8 +106,8 @@ class Arms(NamedTuple):
     max_horizon: int | None = None
     kind: str = "bernoulli"
 
-    def __repr__(self) -> str:
-        return f"{self.name}({short_params(self.params)})"
+    __repr__ = environment_repr
+    _repr_html_ = environment_html
 
     @property
     def spec(self) -> EnvSpec:

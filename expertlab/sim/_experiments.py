@@ -22,11 +22,13 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ._rates import RateCheck, check_rate, get_claim
+from .._repr import short_repr
 
 __all__ = ["Experiment", "Measurement", "run_experiment", "discover", "default_simulations_dir",
            "final_values", "horizon_measurement", "experiment_main"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class Measurement:
     """Data behind a claim: ``y[k, r]`` is replication ``r`` at ``x[k]``.
@@ -43,6 +45,7 @@ class Measurement:
     info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class Experiment:
     """A simulation that checks the registered claim ``claim``.

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._backend import asnumpy
 from ._engine import register_fast_path
-from ._protocol import EnvSpec, KernelSpec, Metric, short_params
+from ._protocol import EnvSpec, KernelSpec, Metric, environment_html, environment_repr
 
 __all__ = ["LossSequence", "FullFeedback"]
 
@@ -103,8 +103,8 @@ class LossSequence(NamedTuple):
 
     default_metrics = None
 
-    def __repr__(self) -> str:
-        return f"{self.name}({short_params(self.params)})"
+    __repr__ = environment_repr
+    _repr_html_ = environment_html
 
     # -- the environment protocol -----------------------------------------
     @property
