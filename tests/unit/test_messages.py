@@ -1,0 +1,32 @@
+"""Messages and printouts that must name the right thing.
+
+Capacities print in expert order (never a min/max pair that reads as two
+experts), a sweep resumed or loaded with another block size says that the
+block size changed, and ``expertlab run`` counts throughput in the
+environment's unit and shows a metric column only when it differs from the
+others.
+"""
+
+import numpy as np
+import pytest
+
+from expertlab import balance
+
+# --------------------------------------------------------------------------
+# capacities
+
+
+def test_assignment_problem_repr_lists_capacities_in_expert_order():
+    prob = balance.AssignmentProblem(np.zeros((6, 3)), k=2, capacity=[5, 3, 4])
+    text = repr(prob)
+    assert "capacity=[5, 3, 4]" in text
+    assert "[3, 5]" not in text  # the old min/max pair, which read as two experts' capacities
+    assert "capacity=4" in repr(balance.AssignmentProblem(np.zeros((6, 3)), k=2, capacity=4))
+    many = balance.AssignmentProblem(np.zeros((4, 12)), k=1, capacity=np.arange(1.0, 13.0))
+    assert "capacity: 12 values in [1, 12]" in repr(many)
+
+
+def test_assignment_batch_repr_lists_capacities():
+    batch = balance.AssignmentBatch(np.zeros((2, 4, 3)), 1, capacity=[[2, 1, 1], [1, 1, 2]])
+    assert "capacity=[[2, 1, 1], [1, 1, 2]]" in repr(batch)
+    assert repr(batch.problem(1)).endswith("capacity=[1, 1, 2])")
