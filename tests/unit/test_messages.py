@@ -7,10 +7,12 @@ environment's unit and shows a metric column only when it differs from the
 others.
 """
 
+import json
+
 import numpy as np
 import pytest
 
-from expertlab import balance
+from expertlab import balance, sim
 
 # --------------------------------------------------------------------------
 # capacities
@@ -30,3 +32,33 @@ def test_assignment_batch_repr_lists_capacities():
     batch = balance.AssignmentBatch(np.zeros((2, 4, 3)), 1, capacity=[[2, 1, 1], [1, 1, 2]])
     assert "capacity=[[2, 1, 1], [1, 1, 2]]" in repr(batch)
     assert repr(batch.problem(1)).endswith("capacity=[1, 1, 2])")
+
+
+# --------------------------------------------------------------------------
+# sweeps resumed or loaded with another block size
+
+_CFG = {"learner": "hedge", "instance": "fair_coins", "horizon": 20}
+
+
+def test_resuming_with_another_block_size_says_so(tmp_path):
+    sim.sweep([_CFG], n_reps=10, block_size=4, executor="serial", out=tmp_path)
+    for block_size in (2, 5):
+        with pytest.raises(ValueError) as info:
+            sim.sweep([_CFG], n_reps=10, block_size=block_size, executor="serial", out=tmp_path)
+        msg = str(info.value)
+        assert f"block_size={block_size}" in msg and "block_size=4" in msg and "shrink" not in msg
+
+
+def test_loading_with_a_manifest_of_another_block_size_says_so(tmp_path):
+    sim.sweep([_CFG], n_reps=10, block_size=4, executor="serial", out=tmp_path)
+    manifest = tmp_path / "sweep.json"
+    for block_size in (2, 5):
+        meta = json.loads(manifest.read_text())
+        meta["block_size"] = block_size
+        manifest.write_text(json.dumps(meta))
+        with pytest.raises(ValueError) as info:
+            sim.load_sweep(tmp_path)
+        msg = str(info.value)
+        # n_reps is the same (10): the message must not blame it
+        assert f"sweep.json says block_size={block_size}" in msg and "block_size=4" in msg
+        assert "n_reps" not in msg and "shrink" not in msg
