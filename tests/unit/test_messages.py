@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from expertlab import balance, sim
+from expertlab import balance, cli, sim
 
 # --------------------------------------------------------------------------
 # capacities
@@ -62,3 +62,43 @@ def test_loading_with_a_manifest_of_another_block_size_says_so(tmp_path):
         # n_reps is the same (10): the message must not blame it
         assert f"sweep.json says block_size={block_size}" in msg and "block_size=4" in msg
         assert "n_reps" not in msg and "shrink" not in msg
+
+
+# --------------------------------------------------------------------------
+# expertlab run
+
+
+@pytest.mark.parametrize("argv, unit", [
+    (["run", "ucb1", "--instance", "bernoulli", "--instance-param", "means=[0.3, 0.6]"], "round"),
+    (["run", "ucbvi", "--instance", "garnet_episodic"], "episode"),
+])
+def test_run_counts_throughput_in_the_environments_unit(argv, unit, capsys):
+    assert cli.main(argv + ["--horizon", "20", "--reps", "4", "--backend", "numpy"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert f"replication-{unit}s/s" in head and "expert-updates" not in head
+    assert "0.00 M" not in head  # a small run's rate is printed with its own prefix
+
+
+def _header(out: str) -> str:
+    return next(line for line in out.splitlines() if line.split() and line.split()[0] in ("round", "episode"))
+
+
+def test_run_shows_an_identical_metric_once(capsys):
+    # deterministic losses (means 0 and 1): the realised and the pseudo-regret are the same numbers
+    assert cli.main(["run", "hedge", "--instance", "iid_bernoulli", "--instance-param", "means=[0, 1]",
+                     "--horizon", "100", "--reps", "5", "--backend", "numpy"]) == 0
+    out = capsys.readouterr().out
+    assert _header(out).split() == ["round", "regret"]
+    assert "pseudo_regret equals regret" in out
+    # random losses: two different columns
+    assert cli.main(["run", "hedge", "--instance", "iid_bernoulli", "--instance-param", "means=[0.2, 0.7]",
+                     "--horizon", "100", "--reps", "5", "--backend", "numpy"]) == 0
+    out = capsys.readouterr().out
+    assert _header(out).split() == ["round", "regret", "pseudo_regret"] and "equals" not in out
+
+
+def test_run_json_keeps_every_metric(capsys):
+    assert cli.main(["run", "hedge", "--instance", "iid_bernoulli", "--instance-param", "means=[0, 1]",
+                     "--horizon", "50", "--reps", "3", "--backend", "numpy", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert set(rec["metrics"]) == {"regret", "pseudo_regret"}
