@@ -46,6 +46,14 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _rate(x: float) -> str:
+    """``x`` with a k or M prefix and three significant digits (``"0.00 M"`` says nothing about a small run)."""
+    for scale, prefix in ((1e6, " M"), (1e3, " k")):
+        if x >= scale:
+            return f"{x / scale:.3g}{prefix}"
+    return f"{x:.3g}"
+
+
 def cmd_run(args) -> int:
     import numpy as np
 
@@ -79,8 +87,19 @@ def cmd_run(args) -> int:
         print(json.dumps(rec, indent=2))
         return 0
     print(f"{learner!r} on {instance!r}: {res.horizon} {res.unit}s, {res.n_reps} reps, seed {res.seed}, "
-          f"backend {res.backend}, {res.wall_time:.2f} s ({res.updates_per_second / 1e6:.2f} M replication-"
+          f"backend {res.backend}, {res.wall_time:.2f} s ({_rate(res.updates_per_second)} replication-"
           f"{res.unit}s/s" + (", compilation included" if res.backend in ("numba", "cuda") else "") + ")")
+    # a metric equal to an earlier one in every replication and checkpoint carries no information of its own
+    # in this run (e.g. regret and pseudo_regret when the losses are deterministic): one column, and a note
+    same_as = {}
+    for j, n in enumerate(names):
+        for m in names[:j]:
+            if m not in same_as and np.array_equal(res.metrics[n], res.metrics[m]):
+                same_as[n] = m
+                break
+    for n, m in same_as.items():
+        print(f"({n} equals {m} in every replication of this run: shown once, as {m})")
+    names = [n for n in names if n not in same_as]
     print(res.unit.rjust(10) + "".join(f"{n:>28s}" for n in names))
     show = [i for i, t in enumerate(res.checkpoints)
             if t == res.horizon or np.log10(t) == int(np.log10(t))]

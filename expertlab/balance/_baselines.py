@@ -20,6 +20,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
+from .._repr import short_repr
 from .._validation import check_float, check_in, check_int
 from ._exact import METHODS, solve_exact
 from ._problem import AssignmentProblem, _check_k, _check_scores, top_k_route
@@ -54,6 +55,7 @@ def _readonly(*arrays):
 # -- auxiliary loss -----------------------------------------------------------------
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class AuxLossResult:
     r"""Auxiliary balancing loss, its gradient and the two per-expert factors.
@@ -144,6 +146,7 @@ def aux_loss(logits, k: int = 1) -> AuxLossResult:
 # -- routing results ----------------------------------------------------------------
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class RouteResult:
     r"""A routing and its balance summary.
@@ -170,6 +173,7 @@ class RouteResult:
     method: str
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SinkhornResult(RouteResult):
     r"""Sinkhorn routing: the routing of :class:`RouteResult` plus the balanced plan.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from .._backend import get_namespace
+from .._repr import short_repr
 from .._validation import check_float, check_int
 from ._models import FiniteHorizonMDP, TabularMDP
 
@@ -21,6 +22,7 @@ __all__ = ["PlanningResult", "FiniteHorizonResult", "value_iteration", "policy_i
            "backward_induction", "bellman_backup"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class PlanningResult:
     r"""Solution of a discounted MDP (or a batch), with certificates.
@@ -297,6 +299,7 @@ def policy_iteration(transitions, rewards=None, gamma=None, *, max_iter: int = 1
     return PlanningResult(v, q, pi, v, res, res, n_iter, ~active, gamma)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class FiniteHorizonResult:
     """Backward induction: ``values (..., H + 1, S)`` (``values[..., H, :] = 0``),

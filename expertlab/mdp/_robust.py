@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from .._backend import get_namespace, logsumexp
+from .._repr import short_repr
 from .._validation import as_real_array, check_float, check_in, check_int
 from ._models import check_kernel
 from ._planning import _as_arrays
@@ -23,6 +24,7 @@ DIVERGENCES = ("tv", "l1", "kl", "chi2")
 _N_BISECT = 100
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class WorstCaseResult:
     """``value (...)``: the worst-case expectation; ``distribution (..., n)``: a minimiser
@@ -249,6 +251,7 @@ def worst_case(values, nominal, radius, divergence: str = "tv") -> WorstCaseResu
     return WorstCaseResult(val, p, divergence, rho)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class RobustPlanningResult:
     """Robust value iteration: ``values (..., S)``, ``q_values (..., S, A)``, greedy ``policy (..., S)``,

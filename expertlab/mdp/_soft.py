@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from .._backend import get_namespace, logsumexp
+from .._repr import short_repr
 from .._validation import check_float, check_int
 from ._models import check_kernel
 from ._planning import _as_arrays, bellman_backup
@@ -12,6 +13,7 @@ from ._planning import _as_arrays, bellman_backup
 __all__ = ["SoftPlanningResult", "soft_value_iteration"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class SoftPlanningResult:
     r"""KL-regularised value iteration: ``values (..., S)``, ``q_values (..., S, A)``, the

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._random import LEARNER_STREAM, stream_key, uniform
+from .._repr import short_repr
 from .._validation import check_float, check_in, check_int
 from ..sim._variates import normal_array
 from ._clustered_single_index import cluster_codes, replication_keys, sample_clustered_single_index
@@ -23,6 +24,7 @@ __all__ = ["ClusterMoEParams", "ClusterTrainResult", "cluster_moe_loss", "cluste
 _CHUNK, _N_EVAL = 512, 2000
 
 
+@short_repr
 class ClusterMoEParams(NamedTuple):
     """Parameters of the MoE (``n_experts`` two-layer tanh networks and a linear softmax router).
 
@@ -186,6 +188,7 @@ def routing_accuracy(router, x, cluster, n_experts):
     return conf.argmax(axis=-1), scores.max(axis=-1)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class ClusterTrainResult:
     """Outcome of :func:`train_cluster_moe` or :func:`train_single_network`.

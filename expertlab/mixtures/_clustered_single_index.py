@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key
+from .._repr import short_repr
 from .._validation import check_float, check_int
 from ..sim._variates import normal_array
 
@@ -93,6 +94,7 @@ def hermite_link(t, degree: int):
     return h / math.sqrt(math.factorial(degree))
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class ClusteredSample:
     """Draws of :func:`sample_clustered_single_index`.

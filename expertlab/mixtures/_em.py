@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from .._backend import asnumpy, get_namespace, logsumexp
+from .._repr import short_repr
 from .._validation import as_real_array, check_float, check_in
 
 __all__ = ["COVARIANCE_TYPES", "EMResult", "GaussianMixtureParams", "e_step", "m_step", "log_likelihood",
@@ -32,6 +33,7 @@ __all__ = ["COVARIANCE_TYPES", "EMResult", "GaussianMixtureParams", "e_step", "m
 COVARIANCE_TYPES = ("full", "diag", "spherical")
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class GaussianMixtureParams:
     """Parameters of ``n_reps`` Gaussian mixtures (or of one, without the leading axis).
@@ -57,6 +59,7 @@ class GaussianMixtureParams:
                                      self.covariance_type)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class EMResult:
     """Outcome of an EM fit.

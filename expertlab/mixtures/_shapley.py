@@ -28,11 +28,13 @@ from typing import Callable
 import numpy as np
 
 from .._random import rep_key, seed_to_uint64, uniform
+from .._repr import short_repr
 from .._validation import check_float, check_int
 
 __all__ = ["ShapleyResult", "shapley_exact", "shapley_mc", "table_game"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class ShapleyResult:
     """Shapley estimates with their Monte Carlo uncertainty.

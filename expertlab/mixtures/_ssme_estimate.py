@@ -14,12 +14,14 @@ import dataclasses
 import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
+from .._repr import short_repr
 from .._validation import check_in, check_int
 from ._ssme_metrics import METRICS, metric
 
 __all__ = ["MetricEstimate", "draw_labels", "estimate_metrics"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class MetricEstimate:
     """Estimates of classifier metrics on ``n_reps`` data sets.

@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 
 from .._backend import logsumexp
+from .._repr import short_repr
 from .._validation import as_real_array, check_float
 from ._bandwidth import bandwidth as _bandwidth, kde_log_density
 from ._em import _log_gaussian, _m_step
@@ -85,6 +86,7 @@ def alr_inverse(z):
     return np.exp(full - logsumexp(full, axis=-1)[..., None])
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SSMEParams:
     """Fitted SSME mixture of ``n_reps`` data sets.
@@ -110,6 +112,7 @@ class SSMEParams:
     confusions: np.ndarray | None = None
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SSMEResult:
     """Outcome of :func:`fit_ssme`.

@@ -54,8 +54,8 @@ import numpy as np
 
 from .._backend import asnumpy, get_namespace
 from ._engine import register_fast_path
-from ._protocol import (EnvSpec, Metric, _check_callables, _check_name, _check_optional_int, short_params,
-                        validate_on_construction)
+from ._protocol import (EnvSpec, Metric, _check_callables, _check_name, _check_optional_int, environment_html,
+                        environment_repr, validate_on_construction)
 
 __all__ = ["Arms", "Pull", "rowsum"]
 
@@ -124,8 +124,8 @@ class Arms(NamedTuple):
     max_horizon: int | None = None
     kind: str = "bernoulli"
 
-    def __repr__(self) -> str:
-        return f"{self.name}({short_params(self.params)})"
+    __repr__ = environment_repr
+    _repr_html_ = environment_html
 
     @property
     def spec(self) -> EnvSpec:

@@ -23,11 +23,13 @@ import numpy as np
 
 from .._validation import as_real_array, check_int
 from ._rates import RateCheck, check_rate, get_claim
+from .._repr import short_repr
 
 __all__ = ["Experiment", "Measurement", "run_experiment", "discover", "default_simulations_dir",
            "final_values", "horizon_measurement", "experiment_main"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class Measurement:
     """Data behind a claim: ``y[k, r]`` is replication ``r`` at ``x[k]``.
@@ -59,6 +61,7 @@ class Measurement:
             raise TypeError("curves and info must be mappings")
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class Experiment:
     """A simulation that checks the registered claim ``claim``.

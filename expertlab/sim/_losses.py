@@ -39,7 +39,7 @@ import numpy as np
 from .._backend import asnumpy
 from ._engine import register_fast_path
 from ._protocol import (EnvSpec, KernelSpec, Metric, _check_callables, _check_name, _check_optional_int,
-                        short_params, validate_on_construction)
+                        environment_html, environment_repr, validate_on_construction)
 
 __all__ = ["LossSequence", "FullFeedback"]
 
@@ -119,8 +119,8 @@ class LossSequence(NamedTuple):
 
     default_metrics = None
 
-    def __repr__(self) -> str:
-        return f"{self.name}({short_params(self.params)})"
+    __repr__ = environment_repr
+    _repr_html_ = environment_html
 
     # -- the environment protocol -----------------------------------------
     @property

@@ -23,6 +23,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .._repr import short_repr
 from .._validation import check_float, check_in, check_int
 
 __all__ = ["RateClaim", "RateCheck", "check_rate", "register_claims", "get_claim", "claims",
@@ -103,6 +104,7 @@ class RateClaim:
             raise ValueError(f"claim {self.name!r} needs a source (paper and theorem)")
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class RateCheck:
     """The outcome of :func:`check_rate`.

@@ -1087,18 +1087,31 @@ def _completed(executor, tasks, args_of) -> Iterator[tuple[Any, RunResult | None
 
 
 def _stored_block(directory: Path, k: int, *, seed: int, rep_offset: int, size: int,
-                  block_size: int) -> tuple[RunResult | None, str | None]:
+                  block_size: int, loading: bool = False) -> tuple[RunResult | None, str | None]:
     """``(block, None)`` if stored block ``k`` is finished and is what the sweep asks for, else ``(None, why)``.
 
     ``why`` names the file at fault and what is wrong with it (missing,
     unreadable, wrong shape, too few replications).  Raises ValueError when
     the stored block contradicts the request in a way that recomputing would
-    hide (another block size, seed or a smaller ``n_reps``).
+    hide (another block size, seed or a smaller ``n_reps``); ``loading``:
+    the request comes from the folder's manifest (:func:`load_sweep`), not
+    from a call to :func:`sweep`.
     """
     try:
         res = _storage.load_block(directory, k)
+        stored_block_size = _storage.read_sidecar(directory, k)["block_size"]
     except _storage.BlockError as exc:
         return None, f"{exc.path.name}: {exc.reason}"
+    if stored_block_size != block_size:
+        # checked first: another block size also moves offsets and sizes, which would be misreported below
+        where = f"{directory}/block_{k}.json was written with block_size={stored_block_size}"
+        if loading:
+            raise ValueError(f"{_storage.MANIFEST} says block_size={block_size} but {where} (an edited or foreign "
+                             f"{_storage.MANIFEST}); rerun sweep() on this out with block_size={stored_block_size}, "
+                             "or use another out")
+        raise ValueError(f"block_size changed: this sweep asks block_size={block_size} but {where} (n_reps is not "
+                         f"the issue); resuming needs the stored block size: rerun with block_size={stored_block_size} "
+                         "or use another out")
     if res.seed != seed:
         raise ValueError(f"{directory}/block_{k} was computed with seed {res.seed}, but this sweep derives "
                          f"{seed} for the config (another root seed?); use another out")
@@ -1424,7 +1437,7 @@ def load_sweep(out, *, allow_incomplete: bool = False) -> SweepResult:
         got = []
         for k, off, size in blocks:
             res, why = _stored_block(directory, k, seed=meta["seed"], rep_offset=off, size=size,
-                                     block_size=block_size)
+                                     block_size=block_size, loading=True)
             if res is None:
                 n_missing += len(blocks) - k
                 gaps.append(f"{cid}/{why}")
