@@ -203,6 +203,19 @@ class KernelSpec(NamedTuple):
     cuda_ok: bool = True
 
 
+def _check_learner(lr) -> None:
+    _check_name(lr.name, "name")
+    _check_name(lr.feedback, "feedback")
+    _check_callables(lr, ("init", "act", "update"), optional=("done", "answer", "check_spec", "final"))
+    if not isinstance(lr.params, Mapping):
+        raise TypeError(f"params must be a mapping of the factory's settings, got {type(lr.params).__name__}")
+    if lr.doc is not None and not isinstance(lr.doc, str):
+        raise TypeError(f"doc must be a str or None, got {type(lr.doc).__name__}")
+    if (lr.done is None) != (lr.answer is None):
+        raise ValueError("done and answer go together: a procedure with a stopping time gives both")
+
+
+@validate_on_construction(_check_learner)
 class Learner(NamedTuple):
     """An online learner as a record of pure functions (see the module docstring).
 

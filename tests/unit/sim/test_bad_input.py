@@ -214,3 +214,14 @@ def test_testing_helpers_refuse_bad_input():
         testing.run_in_cuda_simulator(3)
     with pytest.raises(ValueError, match="timeout"):
         testing.run_in_cuda_simulator("print(1)", timeout=0)
+
+
+def test_learner_record_refuses_malformed_fields():
+    fine = dict(name="mine", feedback="full", init=ok, act=ok, update=ok, params={})
+    assert sim.Learner(**fine).name == "mine"
+    for bad, exc, word in [(dict(name=""), TypeError, "name"), (dict(feedback=None), TypeError, "feedback"),
+                           (dict(act="act"), TypeError, "act"), (dict(params=[("eta", 1.0)]), TypeError, "params"),
+                           (dict(done=ok), ValueError, "answer"), (dict(final=1), TypeError, "final"),
+                           (dict(doc=3), TypeError, "doc")]:
+        with pytest.raises(exc, match=word):
+            sim.Learner(**(fine | bad))
