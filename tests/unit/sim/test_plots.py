@@ -1,31 +1,188 @@
+"""Plots: ``RunResult.plot``, ``sim.plot``, ``sim.plot_check`` and the records' ``.plot`` methods."""
+
+import dataclasses
+
 import numpy as np
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
 
 from expertlab import sim
 from expertlab.experts import hedge, instances
 
 
-def test_plot_regret_band_and_file(tmp_path):
-    res = sim.run(hedge(), instances.fair_coins(3), horizon=200, n_reps=30, seed=0)
-    fig = sim.plot_regret([res], path=tmp_path / "r.png", loglog=True)
-    ax = fig.axes[0]
-    line = ax.lines[0]
-    np.testing.assert_allclose(line.get_ydata(), res.mean())
+@pytest.fixture(scope="module")
+def two_hedges():
+    env = instances.fair_coins(3)
+    return (sim.run(hedge(), env, horizon=200, n_reps=30, seed=0),
+            sim.run(hedge(schedule="doubling"), env, horizon=200, n_reps=30, seed=0))
+
+
+def _legend(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def _band_at(ax, x):
+    """The y values of the band's polygon at abscissa ``x`` (its lower and upper edge)."""
+    (poly,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    verts = poly.get_paths()[0].vertices
+    return np.sort(np.unique(verts[np.isclose(verts[:, 0], x), 1]))
+
+
+# -- RunResult.plot -------------------------------------------------------------------------
+
+
+def test_run_plot_mean_line_and_band(two_hedges):
+    res = two_hedges[0]
+    ax = res.plot(z=1.0)
+    assert isinstance(ax, Axes) and isinstance(ax.figure, Figure)
+    (line,) = ax.lines
+    np.testing.assert_array_equal(line.get_xdata(), res.checkpoints)
+    np.testing.assert_array_equal(line.get_ydata(), res.mean("regret"))
+    m, se = res.mean(), res.stderr()
+    assert np.all(se[1:] > 0)  # the band has a width to check
+    for i in (3, len(m) - 1):
+        np.testing.assert_allclose(_band_at(ax, res.checkpoints[i]), [m[i] - se[i], m[i] + se[i]], rtol=1e-12)
+    assert ax.get_xlabel() == "rounds" and ax.get_ylabel() == "regret"
+    assert ax.get_xscale() == "linear" and ax.get_yscale() == "linear"
+    assert line.get_label() == "hedge"
+
+
+def test_run_plot_options(two_hedges):
+    res = two_hedges[0]
+    fig = Figure()
+    ax0 = fig.add_subplot()
+    ax = res.plot("regret", ax=ax0, label="mine", loglog=True, color="tab:red", ls="--")
+    assert ax is ax0
+    (line,) = ax.lines
+    assert line.get_label() == "mine" and line.get_linestyle() == "--" and line.get_color() == "tab:red"
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    # the band spans mean ± 1.96 stderr at every checkpoint
-    verts = ax.collections[0].get_paths()[0].vertices
-    assert verts[:, 1].max() >= (res.mean() + 1.9 * res.stderr()).max() - 1e-9
+    # the band takes the line's colour
+    (poly,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    np.testing.assert_allclose(poly.get_facecolor()[0][:3], (0.839, 0.153, 0.157), atol=2e-3)
+
+
+def test_run_plot_default_metric_is_the_first_recorded():
+    res = sim.run(hedge(), instances.needle(4, gap=0.2), horizon=100, n_reps=10, seed=1,
+                  metrics=["pseudo_regret", "regret"])
+    ax = res.plot()
+    assert ax.get_ylabel() == "pseudo_regret"
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), res.mean("pseudo_regret"))
+    assert not np.array_equal(res.mean("pseudo_regret"), res.mean("regret"))
+
+
+def test_run_plot_one_replication_has_no_band():
+    res = sim.run(hedge(), instances.fair_coins(3), horizon=50, n_reps=1, seed=0)
+    ax = res.plot()
+    assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), res.mean())
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"metric": "nope"}, ValueError, "metric 'nope'"),
+    ({"metric": 3}, TypeError, "metric"),
+    ({"z": -1.0}, ValueError, "z"),
+    ({"z": float("nan")}, ValueError, "z"),
+    ({"loglog": "yes"}, TypeError, "loglog"),
+    ({"label": 3}, TypeError, "label"),
+    ({"ax": "axes"}, TypeError, "ax"),
+])
+def test_run_plot_bad_input(two_hedges, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        two_hedges[0].plot(**kwargs)
+
+
+# -- sim.plot -------------------------------------------------------------------------------
+
+
+def test_default_labels_tell_configurations_apart(two_hedges, tmp_path):
+    ax = sim.plot(list(two_hedges), path=tmp_path / "r.png")
+    assert _legend(ax) == ["hedge (schedule=anytime)", "hedge (schedule=doubling)"]
+    for line, res in zip(ax.lines, two_hedges):
+        np.testing.assert_array_equal(line.get_ydata(), res.mean())
+    assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 2
     assert (tmp_path / "r.png").stat().st_size > 1000
 
 
-def test_plot_check_draws_fit_and_claim(tmp_path):
+def test_labels_override_and_length_check(two_hedges):
+    ax = sim.plot(two_hedges, ["anytime", "doubling"], loglog=True)
+    assert _legend(ax) == ["anytime", "doubling"]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="labels has 1 entries for 2 runs"):
+        sim.plot(two_hedges, ["only one"])
+    with pytest.raises(TypeError, match="labels"):
+        sim.plot(two_hedges, "ab")
+    with pytest.raises(TypeError, match=r"labels\[1\]"):
+        sim.plot(two_hedges, ["a", 2])
+
+
+def test_labels_of_runs_that_differ_elsewhere():
+    a = sim.run(hedge(), instances.fair_coins(3), horizon=30, n_reps=4, seed=0)
+    b = sim.run(hedge(), instances.fair_coins(5), horizon=30, n_reps=4, seed=0)
+    c = sim.run(hedge(), instances.needle(3, gap=0.1), horizon=30, n_reps=4, seed=0)
+    assert _legend(sim.plot([a, b])) == ["hedge on fair_coins (n_experts=3)", "hedge on fair_coins (n_experts=5)"]
+    labels = _legend(sim.plot([a, c]))
+    assert labels[0].startswith("hedge on fair_coins") and labels[1].startswith("hedge on needle")
+    # the same configuration with another seed, and the very same run twice
+    d = sim.run(hedge(), instances.fair_coins(3), horizon=30, n_reps=4, seed=1)
+    assert _legend(sim.plot([a, d])) == [f"hedge [seed={a.seed}]", f"hedge [seed={d.seed}]"]
+    assert _legend(sim.plot([a, a])) == ["hedge #0", "hedge #1"]
+    assert _legend(sim.plot(a)) == ["hedge"]
+
+
+def test_plot_takes_a_sweep():
+    grid = sim.expand_grid({"learner": "hedge", "instance": "fair_coins", "horizon": 40},
+                           {"instance_params.n_experts": [2, 4]})
+    sw = sim.sweep(grid, n_reps=4, block_size=4, executor="serial", progress=False)
+    ax = sim.plot(sw)
+    assert _legend(ax) == ["hedge on fair_coins (n_experts=2)", "hedge on fair_coins (n_experts=4)"]
+    np.testing.assert_array_equal(ax.lines[1].get_ydata(), sw.results[1].mean())
+
+
+def test_plot_bad_input(two_hedges):
+    with pytest.raises(ValueError, match="results is empty"):
+        sim.plot([])
+    with pytest.raises(TypeError, match=r"results\[1\] must be a RunResult"):
+        sim.plot([two_hedges[0], "x"])
+    with pytest.raises(TypeError, match="results"):
+        sim.plot(3)
+    with pytest.raises(ValueError, match=r"metric 'pseudo_regret' is not recorded by results\[0\]"):
+        sim.plot(two_hedges, metric="pseudo_regret")
+    episodes = dataclasses.replace(two_hedges[1], unit="episode")
+    with pytest.raises(ValueError, match="different units"):
+        sim.plot([two_hedges[0], episodes])
+    with pytest.raises(TypeError, match="path"):
+        sim.plot(two_hedges, path=3)
+
+
+# -- plot_check -----------------------------------------------------------------------------
+
+
+def test_plot_check_draws_band_fit_and_claim(tmp_path):
     x = np.logspace(1, 3, 7)
     y = np.sqrt(x)[:, None] * np.linspace(0.8, 1.2, 20)[None, :]
-    claim = sim.RateClaim("test.plot", "regret", "T", "power", 0.5, 0.01, source="synthetic")
+    claim = sim.RateClaim("test.plot", "regret", "T", "power", 0.5, 0.01, source="synthetic", fit_decades=1.0)
     chk = sim.check_rate(claim, x, y)
-    m = sim.Measurement(x, y, "T", "regret")
-    fig = sim.plot_check(chk, m, path=tmp_path / "c.png")
-    labels = [l.get_label() for l in fig.axes[0].lines]
-    assert any(l.startswith("fit: slope 0.500") for l in labels)
-    assert any(l.startswith("claimed slope 0.5") for l in labels)
-    assert "pass" in fig.axes[0].get_title()
+    ax = sim.plot_check(chk, sim.Measurement(x, y, "T", "regret"), path=tmp_path / "c.png")
+    assert isinstance(ax, Axes)
+    labels = [line.get_label() for line in ax.lines]
+    assert any(lab.startswith("fit: slope 0.500 [") for lab in labels)
+    assert "claimed slope 0.5" in labels
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log" and "pass" in ax.get_title()
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), chk.mean)
+    # the confidence band and the shaded fit window (x >= 100 of [10, 1000])
+    polys = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(polys) == 1
+    np.testing.assert_allclose(_band_at(ax, x[3]), chk.mean[3] + np.array([-1.96, 1.96]) * chk.stderr[3])
+    window = [p for p in ax.patches if p.get_label() == "fit window"]
+    assert len(window) == 1
+    span = window[0]
+    xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]  # Rectangle or Polygon
+    assert xs.min() == pytest.approx(100.0) and xs.max() == pytest.approx(1000.0)
     assert (tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_plot_check_refuses_other_objects():
+    with pytest.raises(TypeError, match="check must be a RateCheck"):
+        sim.plot_check("x")
