@@ -186,3 +186,86 @@ def test_plot_check_draws_band_fit_and_claim(tmp_path):
 def test_plot_check_refuses_other_objects():
     with pytest.raises(TypeError, match="check must be a RateCheck"):
         sim.plot_check("x")
+
+
+# -- planning results -----------------------------------------------------------------------
+
+
+def _random_mdp(seed, s=4, a=3, scale=1.0):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(s), size=(s, a))
+    return p, scale * rng.uniform(size=(s, a))
+
+
+def test_value_iteration_trace_and_plot():
+    from expertlab.mdp import value_iteration
+
+    p, r = _random_mdp(0)
+    gamma, eps = 0.9, 1e-6
+    res = value_iteration(p, r, gamma, epsilon=eps)
+    path = res.residual_path
+    assert path.shape == (int(res.n_iter),)
+    # entry 1 is ||T 0 - 0|| = max_s max_a r(s, a) (rewards >= 0), the last one met the stopping rule
+    assert path[0] == pytest.approx(r.max(axis=1).max(), rel=1e-12)
+    tol = eps * (1 - gamma) / (2 * gamma)
+    assert path[-1] < tol <= path[-2]
+    # a gamma-contraction: each residual is at most gamma times the previous one
+    assert np.all(path[1:] <= gamma * path[:-1] + 1e-13)  # rounding of values of size ~ 1 / (1 - gamma)
+    ax = res.plot()
+    trace, rate = ax.lines
+    np.testing.assert_array_equal(trace.get_xdata(), np.arange(1, path.size + 1))
+    np.testing.assert_array_equal(trace.get_ydata(), path)
+    np.testing.assert_allclose(rate.get_ydata(), path[0] * gamma ** np.arange(path.size))
+    assert ax.get_yscale() == "log"
+
+
+def test_batched_trace_is_the_largest_over_the_mdps_still_iterating():
+    from expertlab.mdp import value_iteration
+
+    (p1, r1), (p2, r2) = _random_mdp(1), _random_mdp(2, scale=50.0)
+    one, two = value_iteration(p1, r1, 0.8), value_iteration(p2, r2, 0.8)
+    both = value_iteration(np.stack([p1, p2]), np.stack([r1, r2]), 0.8)
+    n1, n2 = one.residual_path.size, two.residual_path.size
+    assert n1 != n2 and both.residual_path.size == max(n1, n2)
+    longest = max(n1, n2)
+    pad = lambda a: np.concatenate([a, np.zeros(longest - a.size)])  # noqa: E731
+    np.testing.assert_allclose(both.residual_path, np.maximum(pad(one.residual_path), pad(two.residual_path)),
+                               rtol=1e-12)
+
+
+def test_policy_iteration_trace():
+    from expertlab.mdp import policy_evaluation, policy_iteration
+
+    p, r = _random_mdp(3, s=6)
+    res = policy_iteration(p, r, 0.95)
+    path = res.residual_path
+    assert path.shape == (int(res.n_iter),)
+    v0 = policy_evaluation(p, r, 0.95, np.zeros(6, dtype=int))
+    tv0 = (r + 0.95 * p @ v0).max(axis=1)
+    assert path[0] == pytest.approx(np.abs(tv0 - v0).max(), rel=1e-9)
+    assert path[-1] <= 1e-9
+    np.testing.assert_array_equal(res.plot().lines[0].get_ydata(), path)
+
+
+def test_soft_and_robust_traces():
+    from expertlab.mdp import robust_value_iteration, soft_value_iteration, value_iteration
+
+    p, r = _random_mdp(4)
+    vi = value_iteration(p, r, 0.9)
+    rob = robust_value_iteration(p, r, 0.9, radius=0.0)
+    np.testing.assert_allclose(rob.residual_path, vi.residual_path, rtol=0, atol=1e-13)  # radius 0: VI
+    soft = soft_value_iteration(p, r, 0.9, temperature=0.5)
+    assert soft.residual_path.shape == (int(soft.n_iter),)
+    assert np.all(soft.residual_path[1:] <= 0.9 * soft.residual_path[:-1] + 1e-13)
+    for res in (rob, soft):
+        ax = res.plot(label="trace")
+        assert len(ax.lines) == 1 and ax.lines[0].get_label() == "trace"
+        np.testing.assert_array_equal(ax.lines[0].get_ydata(), res.residual_path)
+
+
+def test_planning_result_without_trace():
+    from expertlab.mdp import value_iteration
+
+    res = dataclasses.replace(value_iteration(*_random_mdp(5), 0.5), residual_path=None)
+    with pytest.raises(ValueError, match="residual_path"):
+        res.plot()
