@@ -269,3 +269,45 @@ def test_planning_result_without_trace():
     res = dataclasses.replace(value_iteration(*_random_mdp(5), 0.5), residual_path=None)
     with pytest.raises(ValueError, match="residual_path"):
         res.plot()
+
+
+# -- EM results -----------------------------------------------------------------------------
+
+
+def _two_clusters(n_reps=None):
+    rng = np.random.default_rng(0)
+    shape = (n_reps, 60, 1) if n_reps else (60, 1)
+    return np.concatenate([rng.normal(0.0, 1.0, shape), rng.normal(4.0, 1.0, shape)], axis=-2)
+
+
+def test_em_result_plot_single_and_batched():
+    from expertlab.mixtures import fit_gaussian_mixture
+
+    one = fit_gaussian_mixture(_two_clusters(), 2, seed=0)
+    ax = one.plot()
+    (line,) = ax.lines
+    np.testing.assert_array_equal(line.get_xdata(), np.arange(one.loglik_path.size))
+    np.testing.assert_array_equal(line.get_ydata(), one.loglik_path)
+    assert ax.get_xlabel() == "EM iteration k"
+    many = fit_gaussian_mixture(_two_clusters(3), 2, seed=0, batched=True)
+    ax = many.plot()
+    assert len(ax.lines) == 3
+    for line, row in zip(ax.lines, many.loglik_path):
+        np.testing.assert_array_equal(line.get_ydata(), row)
+    assert ax.lines[0].get_label() == "3 paths"
+
+
+def test_ssme_result_plot():
+    from expertlab.mixtures import fit_ssme
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, (2, 80))
+    s = 1 / (1 + np.exp(-(1.5 * (2 * y[..., None] - 1) + rng.standard_normal((2, 80, 3)))))
+    probs = np.stack([1 - s, s], -1)
+    labels = np.where(np.arange(80) < 10, y, -1)
+    res = fit_ssme(probs, labels, density="gaussian", max_iter=20)
+    ax = res.plot()
+    assert len(ax.lines) == 2
+    for line, row in zip(ax.lines, res.loglik_path):
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, row.size + 1))
+        np.testing.assert_array_equal(line.get_ydata(), row)
