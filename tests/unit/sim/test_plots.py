@@ -311,3 +311,48 @@ def test_ssme_result_plot():
     for line, row in zip(ax.lines, res.loglik_path):
         np.testing.assert_array_equal(line.get_xdata(), np.arange(1, row.size + 1))
         np.testing.assert_array_equal(line.get_ydata(), row)
+
+
+# -- balance results ------------------------------------------------------------------------
+
+
+def _bars(ax):
+    return [float(b.get_height()) for b in ax.patches if b.get_label() != "fit window"]
+
+
+def test_assignment_result_plot():
+    from expertlab.balance import AssignmentProblem, solve_exact
+
+    rng = np.random.default_rng(2)
+    scores = rng.normal(size=(12, 4))
+    scores[:, 0] += 2.0  # everyone prefers expert 0: the capacity binds there
+    prob = AssignmentProblem(scores, k=1, capacity=[4, 3, 3, 3])
+    res = solve_exact(prob)
+    np.testing.assert_array_equal(res.capacity, [4, 3, 3, 3])
+    ax = res.plot()
+    loads = np.asarray(res.assignment).sum(axis=0)
+    assert loads[0] == 4
+    assert _bars(ax) == loads.tolist()
+    cap = [line for line in ax.lines if line.get_label() == "capacity"]
+    assert len(cap) == 1 and cap[0].get_ydata().tolist() == [4, 3, 3, 3]
+    balanced = [line for line in ax.lines if line.get_label().startswith("balanced")]
+    np.testing.assert_allclose(balanced[0].get_ydata(), [3.0, 3.0])
+
+
+def test_route_results_plot():
+    from expertlab.balance import base_route, capacity_route
+
+    rng = np.random.default_rng(3)
+    scores = rng.normal(size=(5, 16, 4))
+    scores[..., 1] += 1.5
+    routed = base_route(scores[0])
+    np.testing.assert_array_equal(_bars(routed.plot()), routed.loads)
+    cap = capacity_route(scores, 1, 1.0, policy="drop")
+    ax = cap.plot()
+    np.testing.assert_allclose(_bars(ax), cap.loads.mean(axis=0))
+    (limit,) = [line for line in ax.lines if line.get_label().startswith("capacity")]
+    np.testing.assert_allclose(limit.get_ydata(), [cap.capacity] * 2)
+    (before,) = [line for line in ax.lines if line.get_label() == "before the capacity"]
+    np.testing.assert_allclose(before.get_ydata(), cap.routed.sum(axis=-2).mean(axis=0))
+    assert before.get_ydata()[1] > cap.capacity  # top-k overloads expert 1, which the capacity cuts
+    assert "drop rate" in ax.get_title()
