@@ -172,6 +172,38 @@ class RouteResult:
     n_unrouted: int | np.ndarray
     method: str
 
+    def plot(self, ax=None, *, title: str | None = None):
+        """Tokens per expert, with the balanced load (the mean over experts) as a dashed line.
+
+        For batched routings the bars are the mean over batches and the
+        whiskers run from the smallest to the largest load.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        title : str, optional
+            Default: the method and the MaxVio.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> from expertlab.balance import base_route
+        >>> res = base_route([[1.0, 0.0], [0.9, 0.0], [0.8, 0.1], [0.7, 0.2]])
+        >>> ax = res.plot()
+        >>> [float(b.get_height()) for b in ax.patches]
+        [2.0, 2.0]
+        """
+        from ..sim._plots import plot_loads
+
+        if title is None:
+            vio = np.asarray(self.max_vio, dtype=np.float64)
+            title = f"{self.method}: MaxVio {float(vio.mean()):.3g}" + (" (mean)" if vio.ndim else "")
+        return plot_loads(self.loads, ax=ax, title=title)
+
 
 @short_repr
 @dataclasses.dataclass(frozen=True, eq=False)

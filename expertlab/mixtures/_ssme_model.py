@@ -137,6 +137,32 @@ class SSMEResult:
     converged: np.ndarray
     message: str
 
+    def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
+        r"""The average log-likelihood per EM iteration (:attr:`loglik_path`), one line per replication.
+
+        Point ``k`` is the objective after ``k`` iterations.  With the kernel
+        density the widths are re-estimated at every M-step, so the curve need
+        not rise monotonically (see :func:`~expertlab.mixtures.fit_ssme`).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        label : str, optional
+            Legend label.
+        **line_kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from ..sim._plots import plot_paths
+
+        path = np.asarray(self.loglik_path, dtype=np.float64)
+        return plot_paths(path[0] if path.shape[0] == 1 else path, ax=ax, label=label, xlabel="EM iteration k",
+                          ylabel="average log-likelihood", start=1, **line_kwargs)
+
 
 def check_scores(probs, labels):
     """Validate batched scores ``(n_reps, n_samples, n_classifiers, n_classes)`` and labels ``(n_reps, n_samples)``."""

@@ -230,7 +230,7 @@ def experiment_main(experiments, argv=None) -> int:
     for e in experiments:
         if a.gallery:
             chk, m, secs = run_experiment(e, quick=True, backend=a.backend, seed=a.seed)
-            _to_pyplot(plot_check(chk, m, title=e.title or e.claim))
+            _to_pyplot(plot_check(chk, m, title=e.title or e.claim).figure)
         else:
             chk, _, secs = run_experiment(e, quick=not a.full, backend=a.backend, seed=a.seed, out=a.out)
         failed += not chk.passed

@@ -463,3 +463,45 @@ class RunResult:
         if self.final:
             rows.append(("final", ", ".join(self.final)))
         return html_table(None, rows, caption="RunResult")
+
+    def plot(self, metric: str | None = None, *, ax=None, label: str | None = None, z: float = 1.96,
+             loglog: bool = False, **line_kwargs):
+        """Mean of ``metric`` over replications at each checkpoint, with a ``mean ± z·stderr`` band.
+
+        Parameters
+        ----------
+        metric : str, optional
+            Default: the first metric of the run (e.g. ``"regret"``).
+        ax : matplotlib Axes, optional
+            Draw there (to overlay runs); default new axes on a standalone
+            :class:`matplotlib.figure.Figure`, which needs no pyplot state
+            and works under any backend.
+        label : str, optional
+            Legend label of the line; default the learner's name
+            (:func:`expertlab.sim.plot` labels several runs apart).
+        z : float
+            Half-width of the band in standard errors (1.96: a 95% normal
+            band); no band with one replication.
+        loglog : bool
+            Logarithmic x and y axes.
+        **line_kwargs
+            Passed to ``ax.plot`` for the mean line (``color``, ``ls``, ...);
+            the band takes the line's colour.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            x: the checkpoints, labelled by the run's unit; y: the metric.
+
+        Examples
+        --------
+        >>> from expertlab import sim
+        >>> from expertlab.experts import hedge, instances
+        >>> res = sim.run(hedge(), instances.fair_coins(3), horizon=100, n_reps=20, seed=0)
+        >>> ax = res.plot()
+        >>> ax.get_xlabel(), ax.get_ylabel(), bool((ax.lines[0].get_ydata() == res.mean()).all())
+        ('rounds', 'regret', True)
+        """
+        from ._plots import plot_run
+
+        return plot_run(self, metric, ax=ax, label=label, z=z, loglog=loglog, **line_kwargs)

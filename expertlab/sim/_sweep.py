@@ -61,7 +61,6 @@ import math
 import multiprocessing
 import numbers
 import os
-import sys
 import threading
 import time
 from pathlib import Path
@@ -72,6 +71,7 @@ import numpy as np
 from .._backend import check_backend
 from .._validation import check_int
 from . import _storage
+from ._progress import check_progress, progress_bar
 from ._protocol import short_params
 from ._result import RunResult, html_table, json_text, mean_se_text, optional_import
 
@@ -566,7 +566,7 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
     # its size, runs on the backend one run of the config would use
     backend = pick_backend(learner, instance, config["backend"], horizon=config["horizon"], n_reps=n_reps)
     return run(learner, instance, config["horizon"], size, seed, backend,
-               rep_offset=rep_offset, checkpoints=config.get("checkpoints"))
+               rep_offset=rep_offset, checkpoints=config.get("checkpoints"), progress=False)
 
 
 def _init_worker(driver_alive=None) -> None:
@@ -1178,17 +1178,6 @@ def _blocks(n_reps: int, block_size: int) -> list[tuple[int, int, int]]:
     return [(k, k * block_size, min(block_size, n_reps - k * block_size)) for k in range(n_blocks)]
 
 
-def _show_progress(progress) -> bool:
-    if progress is None:
-        try:
-            return sys.stderr.isatty()
-        except (AttributeError, ValueError):
-            return False
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
-    return bool(progress)
-
-
 def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: int = 0, out=None,
           executor=None, scheduler: str | None = None, progress: bool | None = None,
           learners: Mapping | None = None, instances: Mapping | None = None) -> SweepResult:
@@ -1226,8 +1215,11 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         ``distributed.Client`` is opened on it for this call (needs the
         ``dask`` extra).  Exclusive with ``executor``.
     progress : bool, optional
-        Show a tqdm bar over blocks on stderr; default: when stderr is a
-        terminal.
+        Show a progress bar over blocks (``tqdm.auto``: a widget in a
+        notebook, text on stderr in a terminal) once the sweep has taken two
+        seconds.  ``None`` (the default): in a notebook or when stderr is a
+        terminal; ``False``: never; ``True``: on any output.  The runs of
+        the blocks show none of their own.
     learners, instances : mapping of str to callable, optional
         Factories by name, instead of :func:`default_registries` (the
         experts' and the bandits' registries together).  For process or Dask
@@ -1289,7 +1281,7 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
     n_reps = check_int(n_reps, "n_reps")
     block_size = check_int(block_size, "block_size")
     root_seed = _check_root_seed(seed)
-    show = _show_progress(progress)
+    progress = check_progress(progress)
     ids = [_storage.config_id(c) for c in configs]
     first = {}
     for i, cid in enumerate(ids):
@@ -1342,13 +1334,11 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         i, k = task
         return (configs[i], k, block_size, n_reps, seeds[i], learners_arg, instances_arg)
 
-    from tqdm import tqdm
-
     errors = []
     if todo:
         with _open_executor(executor, scheduler) as ex, \
-                tqdm(total=len(configs) * len(blocks), initial=n_loaded, desc="sweep", unit="block",
-                     disable=not show, file=sys.stderr) as bar:
+                progress_bar(progress, total=len(configs) * len(blocks), initial=n_loaded, desc="sweep",
+                             unit="block") as bar:
             for (i, k), res, exc in _completed(ex, todo, args_of):
                 if exc is not None:
                     errors.append(((i, k), exc))

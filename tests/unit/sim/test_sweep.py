@@ -351,9 +351,15 @@ def test_dask_local_cluster_matches_serial(tmp_path):
     _assert_same_sweep(load_sweep(tmp_path / "b"), serial)
 
 
-def test_progress_bar_on_stderr(capsys):
+def test_progress_bar_on_stderr(capsys, monkeypatch):
+    from expertlab.sim import _progress
+
+    monkeypatch.setattr(_progress, "PROGRESS_DELAY", 0.0)  # the bar shows at once, not after two seconds
+    monkeypatch.setattr(_progress, "interactive", lambda: True)  # as in a terminal: the blocks' runs stay quiet
     sweep([BASE], n_reps=4, block_size=2, executor="serial", progress=True)
-    assert "block" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "sweep" in err and "2/2" in err and "block" in err
+    assert "round" not in err  # no bar of the runs inside the blocks
     sweep([BASE], n_reps=4, block_size=2, executor="serial", progress=False)
     assert capsys.readouterr().err == ""
 
