@@ -307,7 +307,7 @@ def train_cluster_moe(dim, n_samples, *, n_clusters=4, separation=2.0, degree=1,
     router_scale : float
         Router initialisation ``N(0, router_scale**2 / d)`` per entry.
     n_reps : int
-    seed : int or numpy.random.SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
 
     Returns
     -------
@@ -368,7 +368,7 @@ def train_single_network(dim, n_samples, *, n_clusters=4, separation=2.0, degree
     lr, output_lr : float
         As in :func:`train_cluster_moe`.
     n_reps : int
-    seed : int or numpy.random.SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
         The same seed gives the same samples as :func:`train_cluster_moe`.
 
     Returns

@@ -177,7 +177,7 @@ def sample_clustered_single_index(n_samples, dim, *, n_clusters=4, separation=2.
     noise : float
         Standard deviation ``zeta >= 0`` of the additive label noise.
     n_reps : int
-    seed : int or numpy.random.SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
     start : int
         Index of the first sample; ``start=s`` returns samples ``s, s+1, ...`` of the same stream.
 

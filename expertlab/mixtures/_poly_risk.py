@@ -64,7 +64,7 @@ def sample_polynomial_moe(n_samples, truth, *, seed=0, first_rep=0):
     ----------
     n_samples : int
     truth : PolyMoEParams
-    seed : int or SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
         Row ``i`` of replication ``r`` is a pure function of ``(seed, first_rep + r, i)``.
     first_rep : int
         Index of the first replication (for drawing a batch in blocks).
@@ -146,7 +146,7 @@ def kl_risk(params, truth, *, n_mc=2000, n_quad=24, seed=0) -> KLRisk:
         Fresh inputs :math:`x \sim \mathrm{Uniform}[-1, 1]^s` (the same for every replication).
     n_quad : int
         Gauss–Hermite nodes per true component.
-    seed : int or SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
         Seed of the fresh inputs (a stream separate from the data generators).
 
     Returns

@@ -251,7 +251,7 @@ def fit_polynomial_moe(X, y, n_experts, degree, *, init="slices", max_iter=500, 
         Stop a replication when its mean log-likelihood changes by less than ``tol``.
     min_var : float
         Positive floor of the expert variances (keeps the likelihood bounded).
-    seed : int or SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
         Seed of ``init="random"``.
     batched : bool
 

@@ -146,7 +146,7 @@ def shapley_mc(value: Callable, n_players: int, n_permutations: int = 200, *, se
     n_permutations : int
         Sampled permutations; each costs ``n_players + 1`` coalition values
         (fewer with truncation).
-    seed : int, SeedSequence or None
+    seed : int, numpy.random.SeedSequence or None, default 0
     truncation : float, optional
         Stop scanning a permutation once :math:`|v([n]) - v(S)| \le`
         ``truncation``: the next player in the order takes the remaining

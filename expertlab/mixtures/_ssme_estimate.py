@@ -52,7 +52,7 @@ def draw_labels(posterior, labels, *, n_draws, seed=0, rep_ids=None):
     labels : array of int, shape (n_reps, n_samples)
         ``-1`` for unlabelled points.
     n_draws : int
-    seed : int
+    seed : int, numpy.random.SeedSequence or None, default 0
     rep_ids : array of int, shape (n_reps,), optional
         Replication indices that key the draws (default ``0, ..., n_reps - 1``); replication ``r`` of a
         batch draws the same labels as a batch of one with ``rep_ids=[r]``.
@@ -108,7 +108,7 @@ def estimate_metrics(probs, labels, posterior, *, metrics=METRICS, n_draws=100, 
     metrics : tuple of str
         Names from :data:`METRICS`.
     n_draws : int
-    seed : int
+    seed : int, numpy.random.SeedSequence or None, default 0
     rep_ids : array of int, shape (n_reps,), optional
         See :func:`draw_labels`.
     n_bins : int

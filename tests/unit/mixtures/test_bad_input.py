@@ -72,4 +72,4 @@ def test_gaussian_mixture_rejects_non_real_data_through_the_shared_helper(X):
     from expertlab.mixtures import GaussianMixture
 
     with pytest.raises(TypeError, match="X must hold real numbers"):
-        GaussianMixture(1, rng=0).fit(X)
+        GaussianMixture(1).fit(X)
