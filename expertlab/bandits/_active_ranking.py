@@ -34,7 +34,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from .._random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
-from .._validation import check_float, check_in, check_int, check_open_unit
+from .._validation import as_real_array, check_float, check_in, check_int, check_open_unit
 from ..sim._engine import register_fast_path
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
 from ..sim._variates import normal, normal_array
@@ -118,6 +118,14 @@ class ExpertTasks(Environment):
     #: Metrics recorded when ``sim.run`` is given none.
     default_metrics = ("queries", "comparisons")
 
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        M = _check_means(self.means, 2)
+        M.flags.writeable = False
+        object.__setattr__(self, "means", M)
+        object.__setattr__(self, "sigma", check_float(self.sigma, "sigma", positive=True))
+
     @property
     def params(self) -> Mapping[str, Any]:
         """The constructor's settings."""
@@ -170,9 +178,8 @@ class ExpertTasks(Environment):
             raise TypeError(f"an expert-queries learner's act must return a QueryBatch, got {type(batch).__name__}")
         xp = np
         n_reps = keys.shape[0]
+        _check_batch(batch, n_reps, self.n_experts, self.n_tasks)
         tasks = batch.tasks
-        if tasks.ndim != 2 or tasks.shape[0] != n_reps:
-            raise ValueError(f"QueryBatch.tasks must have shape ({n_reps}, m), got {tasks.shape}")
         valid = tasks >= 0
         if tasks.shape[1] == 0:
             D = xp.zeros((n_reps, 0))
@@ -196,26 +203,54 @@ class ExpertTasks(Environment):
                                       lambda acc: acc)}
 
 
+def _check_batch(batch, n_reps, n_experts, n_tasks):
+    """Shapes, dtypes and ranges of a :class:`QueryBatch` (the oracle indexes the means with them)."""
+    for field in ("a", "b", "tasks", "h"):
+        v = getattr(batch, field)
+        if not hasattr(v, "dtype") or v.dtype.kind not in "iu":
+            raise TypeError(f"QueryBatch.{field} must be an integer array, got "
+                            f"{getattr(v, 'dtype', type(v).__name__)}")
+    for field in ("a", "b", "h"):
+        if getattr(batch, field).shape != (n_reps,):
+            raise ValueError(f"QueryBatch.{field} must have shape ({n_reps},), got {getattr(batch, field).shape}")
+    if batch.tasks.ndim != 2 or batch.tasks.shape[0] != n_reps:
+        raise ValueError(f"QueryBatch.tasks must have shape ({n_reps}, m), got {batch.tasks.shape}")
+    new = batch.new
+    if not hasattr(new, "dtype") or new.dtype != np.bool_ or new.shape != (n_reps,):
+        raise ValueError(f"QueryBatch.new must be a boolean array of shape ({n_reps},)")
+    for field in ("a", "b"):
+        v = getattr(batch, field)
+        if np.any(v < 0) or np.any(v >= n_experts):
+            raise ValueError(f"QueryBatch.{field} must hold experts in [0, {n_experts - 1}]")
+    if np.any(batch.tasks < -1) or np.any(batch.tasks >= n_tasks):
+        raise ValueError(f"QueryBatch.tasks must hold tasks in [0, {n_tasks - 1}] or the padding -1")
+    if np.any(batch.h < 1):
+        raise ValueError("QueryBatch.h must be >= 1 (repetitions of each query)")
+
+
 def _check_means(means, n_min):
-    M = np.asarray(means)
-    if M.dtype.kind not in "iuf":
-        raise TypeError(f"means must be a real (n_experts, n_tasks) array, got dtype {M.dtype}")
-    M = M.astype(np.float64)
+    M = as_real_array(means, "means")
     if M.ndim != 2:
         raise ValueError(f"means must have shape (n_experts, n_tasks), got {M.shape}")
     if M.shape[0] < n_min or M.shape[1] < 1:
         raise ValueError(f"means needs at least {n_min} experts and 1 task, got shape {M.shape}")
     if not np.all(np.isfinite(M)):
         raise ValueError("means must be finite (no NaN or inf)")
-    diff = M[:, None, :] - M[None, :, :]
-    cross = (diff.max(axis=2) > 0) & (diff.min(axis=2) < 0)
+    # An expert that dominates another comes first in decreasing lexicographic order, and dominance is
+    # transitive: every pair is ordered iff each expert dominates the next one in that order.  O(n d)
+    # memory instead of the (n, n, d) table of all pairs.
+    order = np.lexsort(tuple(-M[:, j] for j in range(M.shape[1] - 1, -1, -1)))
+    diff = M[order[:-1]] - M[order[1:]]
+    cross = diff.min(axis=1) < 0
     if cross.any():
-        i, k = np.argwhere(cross)[0]
+        q = int(np.argmax(cross))
+        i, k = sorted((int(order[q]), int(order[q + 1])))
         raise ValueError(f"means is not monotone: experts {i} and {k} are each better on some task "
                          "(the ranking assumes one dominates the other on every task)")
-    tie = np.all(diff == 0, axis=2) & ~np.eye(M.shape[0], dtype=bool)
+    tie = np.all(diff == 0, axis=1)
     if tie.any():
-        i, k = np.argwhere(tie)[0]
+        q = int(np.argmax(tie))
+        i, k = sorted((int(order[q]), int(order[q + 1])))
         raise ValueError(f"experts {i} and {k} have identical means on every task; the ranking is not defined")
     return np.ascontiguousarray(M)
 
@@ -238,9 +273,7 @@ def expert_tasks(means, sigma: float = 1.0) -> ExpertTasks:
     >>> env.ranking.tolist(), env.best, env.spec.n_tasks
     ([0, 1, 2], 0, 2)
     """
-    M = _check_means(means, 2)
-    M.flags.writeable = False
-    return ExpertTasks(means=M, sigma=check_float(sigma, "sigma", positive=True))
+    return ExpertTasks(means=means, sigma=sigma)
 
 
 def comparison_budget(n_experts: int) -> int:
@@ -252,7 +285,9 @@ def comparison_budget(n_experts: int) -> int:
     [0, 1, 3, 5, 8, 17]
     """
     n_experts = check_int(n_experts, "n_experts")
-    return sum(math.ceil(math.log2(i)) for i in range(2, n_experts + 1))
+    # closed form in integers: with c = ceil(log2 n), the sum is n c - 2^c + 1
+    c = (n_experts - 1).bit_length()
+    return n_experts * c - 2 ** c + 1
 
 
 # ---------------------------------------------------------------------------
@@ -482,7 +517,7 @@ def _query_learner(proc: _Procedure, delta, max_queries, schedule, params, doc=N
 def _check_common(delta, max_queries, schedule):
     check_in(schedule, "schedule", _SCHEDULES)
     delta = check_open_unit(delta, "delta")
-    max_queries = _NO_BUDGET if max_queries is None else check_int(max_queries, "max_queries")
+    max_queries = _NO_BUDGET if max_queries is None else check_int(max_queries, "max_queries", maximum=_NO_BUDGET)
     return delta, max_queries
 
 
@@ -711,7 +746,7 @@ def _query_kernel(M, sigma, code, unif, top, max_q, log_inv, first_cap, seed, re
                             cut = left < pcap
                             break
                         phase += 1
-                        pcap *= 2
+                        pcap = 2 * pcap if pcap < _NO_BUDGET // 2 else _NO_BUDGET  # no int64 overflow
                         i = 0
                         n_alive = 0
                         for k in range(n):
@@ -824,8 +859,8 @@ def active_ranking(delta: float = 0.05, *, max_queries: int | None = None, sched
     delta : float in (0, 1)
         Target error probability of the whole ranking.
     max_queries : int, optional
-        Per-replication query budget; a replication that exhausts it stops
-        without an answer (``-1``).
+        Per-replication query budget, at most ``2**62``; a replication that
+        exhausts it stops without an answer (``-1``).
     schedule : {"adaptive", "uniform"}
         ``"adaptive"``: the task/repetition schedule below.  ``"uniform"``:
         the non-adaptive baseline that sweeps every task equally often

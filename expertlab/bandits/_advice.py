@@ -63,7 +63,7 @@ import numpy as np
 
 from .. import _random
 from .._backend import get_namespace
-from .._validation import check_float, check_int
+from .._validation import MAX_ARRAY_ELEMENTS, as_real_array, check_array_size, check_float, check_int
 from ..sim._arms import rowsum
 from ..sim._protocol import EnvSpec, Environment, Metric
 
@@ -168,6 +168,7 @@ class _AdviceEnvironment(Environment):
             raise ValueError(f"AdviceChoice.arm must be an integer array of shape ({n_reps},)")
         if bool(xp.any((arm < 0) | (arm >= self.n_arms))):
             raise ValueError(f"AdviceChoice.arm must lie in [0, {self.n_arms - 1}]")
+        _check_choice(choice, n_reps, self.n_arms, self.n_experts, xp)
         _, cell = self._context(keys, xp)
         mu = tables[0][cell, arm]
         y = xp.astype(self._reward_uniform(keys, arm, xp) < mu, xp.float64)
@@ -183,6 +184,49 @@ class _AdviceEnvironment(Environment):
                 "expected_regret": _expected_metric("expected_regret", 2),
                 "expected_best_expert_regret": _expected_metric("expected_best_expert_regret", 3),
                 "oracle_follows": _follows_metric()}
+
+
+def _check_choice(choice, n_reps, n_arms, n_experts, xp):
+    """Shapes and ranges of the optional fields of an :class:`AdviceChoice` (the metrics index with them)."""
+    e = choice.expert
+    if e is not None:
+        if tuple(getattr(e, "shape", ())) != (n_reps,) or not xp.isdtype(e.dtype, "integral"):
+            raise ValueError(f"AdviceChoice.expert must be None or an integer array of shape ({n_reps},)")
+        if bool(xp.any((e < 0) | (e >= n_experts))):
+            raise ValueError(f"AdviceChoice.expert must lie in [0, {n_experts - 1}]")
+    for field, width in (("p", n_arms), ("q", n_experts)):
+        a = getattr(choice, field)
+        if a is not None and tuple(getattr(a, "shape", ())) != (n_reps, width):
+            raise ValueError(f"AdviceChoice.{field} must be None or an array of shape ({n_reps}, {width}), got "
+                             f"{tuple(getattr(a, 'shape', ()))}")
+
+
+def _table_arrays(means, table, table_name, n_cells, cells_name):
+    """Check the arm means ``(n_cells, n_arms)`` in [0, 1] and the advice ``table`` ``(n_experts, n_cells)``
+    (arms in range); return them as read-only float64 and int64 arrays."""
+    m = np.array(as_real_array(means, "means"), dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] < 1 or m.shape[1] < 2:
+        raise ValueError(f"means must have shape ({cells_name} >= 1, n_arms >= 2), got {m.shape}")
+    if n_cells is not None and m.shape[0] != n_cells:
+        raise ValueError(f"means must have one row per cell, {n_cells}, got shape {m.shape}")
+    if not np.all(np.isfinite(m)) or np.any(m < 0.0) or np.any(m > 1.0):
+        raise ValueError("means must hold Bernoulli means in [0, 1] (no NaN)")
+    if isinstance(table, (str, bytes)):
+        raise TypeError(f"{table_name} must be an integer array of arms, got {type(table).__name__}")
+    try:
+        t = np.asarray(table)
+    except ValueError:  # ragged nested sequences
+        raise TypeError(f"{table_name} must be a (rectangular) integer array of arms") from None
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"{table_name} must be an integer array of arms, got dtype {t.dtype}")
+    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] != m.shape[0]:
+        raise ValueError(f"{table_name} must have shape (n_experts >= 1, {m.shape[0]}), got {t.shape}")
+    if np.any(t < 0) or np.any(t >= m.shape[1]):
+        raise ValueError(f"{table_name} must hold arms in [0, {m.shape[1] - 1}]")
+    m, t = np.ascontiguousarray(m), np.ascontiguousarray(t, dtype=np.int64)
+    m.flags.writeable = False
+    t.flags.writeable = False
+    return m, t
 
 
 def _regret_metric(name, row, n_arms) -> Metric:
@@ -261,6 +305,13 @@ class AdviceInstance(_AdviceEnvironment):
     policies: np.ndarray
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        means, policies = _table_arrays(self.means, self.policies, "policies", None, "n_contexts")
+        object.__setattr__(self, "means", means)
+        object.__setattr__(self, "policies", policies)
+
     @property
     def _table(self):
         return self.policies
@@ -317,6 +368,7 @@ def contextual_policies(n_contexts: int = 4, n_arms: int = 3, n_experts: int = 8
     K = check_int(n_arms, "n_arms", minimum=2)
     N = check_int(n_experts, "n_experts", minimum=2)
     gap = check_float(gap, "gap", positive=True, maximum=0.5)
+    check_array_size((C, max(N, K)), ("n_contexts", "n_arms", "n_experts"))
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     best = rng.integers(0, K, size=C)
     means = np.full((C, K), 0.5)
@@ -371,6 +423,30 @@ class PartitionedExpertise(_AdviceEnvironment):
     owner: np.ndarray
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        p = check_int(self.n_features, "n_features")
+        check_array_size((p,), "n_features")
+        s = check_int(self.n_split_features, "n_split_features", maximum=p)
+        m = check_int(self.cells_per_axis, "cells_per_axis", minimum=2)
+        n_cells = _n_cells(m, s)
+        means, advice = _table_arrays(self.means, self.advice, "advice", n_cells, "n_cells")
+        try:
+            owner = np.asarray(self.owner)
+        except ValueError:
+            raise TypeError("owner must be a 1-D integer array") from None
+        if owner.dtype.kind not in "iu" or owner.shape != (n_cells,):
+            raise ValueError(f"owner must be an integer array of shape ({n_cells},), got {owner.dtype} {owner.shape}")
+        N = advice.shape[0]
+        if np.any(owner < 0) or np.any(owner >= N):
+            raise ValueError(f"owner must hold experts in [0, {N - 1}]")
+        owner = np.ascontiguousarray(owner, dtype=np.int64)
+        owner.flags.writeable = False
+        for field, value in (("n_features", p), ("n_split_features", s), ("cells_per_axis", m), ("means", means),
+                             ("advice", advice), ("owner", owner)):
+            object.__setattr__(self, field, value)
+
     @property
     def _table(self):
         return self.advice
@@ -403,6 +479,17 @@ class PartitionedExpertise(_AdviceEnvironment):
 
     def _reward_uniform(self, keys, arm, xp):
         return _random.uniform(keys, np.uint64(self.n_features))
+
+
+def _n_cells(cells_per_axis, n_split_features):
+    """``cells_per_axis ** n_split_features``, refused (before any table is allocated) above the array size limit."""
+    n = 1
+    for _ in range(n_split_features):  # at most 32 steps: cells_per_axis >= 2
+        n *= cells_per_axis
+        if n > MAX_ARRAY_ELEMENTS:
+            raise ValueError(f"cells_per_axis, n_split_features too large: {cells_per_axis}**{n_split_features} "
+                             f"cells, more than the limit of {MAX_ARRAY_ELEMENTS:,} table entries")
+    return n
 
 
 def partitioned_expertise(n_features: int = 2, n_arms: int = 4, n_experts: int = 4, *, cells_per_axis: int = 2,
@@ -452,12 +539,14 @@ def partitioned_expertise(n_features: int = 2, n_arms: int = 4, n_experts: int =
     [0.8, 0.8, 0.8, 0.8]
     """
     p = check_int(n_features, "n_features")
+    check_array_size((p,), "n_features")
     s = check_int(n_split_features, "n_split_features", maximum=p)
     m = check_int(cells_per_axis, "cells_per_axis", minimum=2)
     K = check_int(n_arms, "n_arms", minimum=2)
     N = check_int(n_experts, "n_experts", minimum=2)
     gap = check_float(gap, "gap", positive=True, maximum=0.5)
-    C = m ** s
+    C = _n_cells(m, s)
+    check_array_size((max(N, K), C), ("n_experts", "n_arms", "cells_per_axis", "n_split_features"))
     if C < N:
         raise ValueError(f"n_experts must be <= the number of cells {C}, got {N}")
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))

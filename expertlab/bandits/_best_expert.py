@@ -89,7 +89,7 @@ def _dbl_next(f, idx):
         # the phase is over: next phase with a doubled cap, unless one candidate is left
         e = idx[~has]
         f["phase"][e] += 1
-        f["pcap"][e] *= 2
+        f["pcap"][e] = np.where(f["pcap"][e] < _NO_BUDGET // 2, 2 * f["pcap"][e], _NO_BUDGET)  # no int64 overflow
         f["i"][e] = 0
         fin = f["alive"][e].sum(axis=1) <= 1
         f["done"][e[fin]] = True
@@ -123,7 +123,8 @@ def best_expert(delta: float = 0.05, *, max_queries: int | None = None, schedule
         ``"sequential"``: the plain champion search, ``n - 1`` comparisons
         run to completion at :math:`\delta/(n-1)` each.
     first_cap : int
-        Query cap of every comparison in the first phase of ``"doubling"``.
+        Query cap of every comparison in the first phase of ``"doubling"``, in ``[2, 2**62]`` (each
+        phase doubles it, saturating at ``2**62``).
 
     Returns
     -------
@@ -185,7 +186,7 @@ def best_expert(delta: float = 0.05, *, max_queries: int | None = None, schedule
     """
     delta, max_queries = _check_common(delta, max_queries, schedule)
     check_in(method, "method", _METHODS)
-    first_cap = check_int(first_cap, "first_cap", minimum=2)
+    first_cap = check_int(first_cap, "first_cap", minimum=2, maximum=_NO_BUDGET)
     params = {"delta": delta, "schedule": schedule, "method": method}
     if method == "doubling":
         params["first_cap"] = first_cap

@@ -22,7 +22,7 @@ from numba import njit
 
 from .._backend import get_namespace
 from .._random import uniform
-from .._validation import check_float, check_int, check_open_unit
+from .._validation import as_real_array, check_float, check_int, check_open_unit
 from ..sim._protocol import EnvSpec, Environment, Metric
 
 __all__ = ["SafeCombInstance", "SuperArm", "safe_comb_instance", "lil_radius", "absolutely_safe_size", "super_arms",
@@ -75,7 +75,8 @@ class SafeCombInstance(Environment):
     ``var_i <= mu_i (1 - mu_i)``.  Item ``i``'s sample in round ``t`` is
     ``b_i`` when uniform draw ``i`` of the round's environment key is below
     ``p_i``: a pure function of ``(seed, replication, t, i)``, whichever
-    items are pulled.  Build it with :func:`safe_comb_instance`.
+    items are pulled.  Build it with :func:`safe_comb_instance` (the same
+    checks apply when it is built directly).
 
     A super arm :math:`A` (at most ``k`` items) is *safe* when
     :math:`\sum_{i \in A}\sigma_i^2 \le \bar\sigma^2` (``budget``).
@@ -92,8 +93,10 @@ class SafeCombInstance(Environment):
     best_safe_arm : tuple of int
         :math:`A^\star`: by enumeration (first maximiser in size-then-
         lexicographic order) up to 200 000 super arms, else by a 0/1 program.
+        Computed when the instance is built; one given to the constructor
+        must be a best safe super arm (else :class:`ValueError`).
     best_safe_mean : float
-        :math:`\mu(A^\star)`.
+        :math:`\mu(A^\star)`, computed (one given must agree).
 
     Notes
     -----
@@ -130,6 +133,48 @@ class SafeCombInstance(Environment):
 
     #: Metrics recorded when ``sim.run`` is given none.
     default_metrics = ("regret", "violations")
+
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        means = _vector(self.means, "means")
+        variances = _vector(self.variances, "variances")
+        if variances.shape != means.shape:
+            raise ValueError(f"variances must have the shape of means {means.shape}, got {variances.shape}")
+        variance_bound = check_float(self.variance_bound, "variance_bound", positive=True, maximum=0.25)
+        budget = check_float(self.budget, "budget", positive=True)
+        delta = check_open_unit(self.delta, "delta")
+        k = check_int(self.k, "k", minimum=1)
+        if k > means.size:
+            raise ValueError(f"k must be <= the number of items L = {means.size}, got {k}")
+        if np.any(means <= 0.0) or np.any(means > 1.0):
+            raise ValueError(f"means must lie in (0, 1], got values in [{means.min()}, {means.max()}]")
+        if np.any(variances < 0.0) or np.any(variances > variance_bound):
+            raise ValueError(f"variances must lie in [0, variance_bound={variance_bound}], got values in "
+                             f"[{variances.min()}, {variances.max()}]")
+        if np.any(variances > means * (1.0 - means) + 1e-15):
+            raise ValueError("variances must satisfy var_i <= mu_i (1 - mu_i) (samples in [0, 1])")
+        if budget < variance_bound:
+            raise ValueError(f"budget must be >= variance_bound={variance_bound} so that a single item is "
+                             f"absolutely safe; with budget={budget} no super arm can be certified safe")
+        means.flags.writeable = False
+        variances.flags.writeable = False
+        if n_super_arms(means.size, k) <= _MAX_SUPER_ARMS:
+            best, arg = _best_safe(means, variances, budget, super_arms(means.size, k))
+        else:
+            best, arg = _best_safe_milp(means, variances, budget, k)
+        given, given_mean = self.best_safe_arm, self.best_safe_mean
+        if isinstance(given_mean, (float, np.floating)) and math.isnan(given_mean):
+            given_mean = None  # the default: computed here
+        else:
+            given_mean = check_float(given_mean, "best_safe_mean")
+        if not (isinstance(given, tuple) and given == ()) or given_mean is not None:
+            # given: it must be a best safe super arm
+            arg = _check_best(given, given_mean, best, means, variances, budget, k) or arg
+        for field, value in (("means", means), ("variances", variances), ("budget", budget), ("k", k),
+                             ("variance_bound", variance_bound), ("delta", delta), ("best_safe_arm", arg),
+                             ("best_safe_mean", best)):
+            object.__setattr__(self, field, value)
 
     @property
     def n_items(self) -> int:
@@ -170,7 +215,13 @@ class SafeCombInstance(Environment):
         items = action.items
         if items.ndim != 2 or items.shape[0] != keys.shape[0] or items.shape[1] > self.k:
             raise ValueError(f"SuperArm.items must have shape (n_reps, <= {self.k}), got {items.shape}")
+        if bool(xp.any((items < -1) | (items >= self.n_items))):
+            raise ValueError(f"SuperArm.items must hold items in [0, {self.n_items - 1}] or the padding -1")
         valid = items >= 0
+        if items.shape[1] > 1:
+            srt = xp.sort(items, axis=1)
+            if bool(xp.any((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0))):
+                raise ValueError("SuperArm.items must not repeat an item within a row (a super arm is a set)")
         ii = xp.where(valid, items, 0)
         u = uniform(keys[:, None], xp.astype(ii, xp.uint64))
         x = xp.where(valid & (u < p[ii]), b[ii], 0.0)
@@ -250,34 +301,8 @@ def safe_comb_instance(means, variances, budget, k, *, variance_bound=0.25, delt
     >>> env.best_safe_arm, round(env.best_safe_mean, 12), env.spec.n_actions
     ((0, 2), 0.8, 6)
     """
-    means = _vector(means, "means")
-    variances = _vector(variances, "variances")
-    if variances.shape != means.shape:
-        raise ValueError(f"variances must have the shape of means {means.shape}, got {variances.shape}")
-    variance_bound = check_float(variance_bound, "variance_bound", positive=True, maximum=0.25)
-    budget = check_float(budget, "budget", positive=True)
-    delta = check_open_unit(delta, "delta")
-    k = check_int(k, "k", minimum=1)
-    if k > means.size:
-        raise ValueError(f"k must be <= the number of items L = {means.size}, got {k}")
-    if np.any(means <= 0.0) or np.any(means > 1.0):
-        raise ValueError(f"means must lie in (0, 1], got values in [{means.min()}, {means.max()}]")
-    if np.any(variances < 0.0) or np.any(variances > variance_bound):
-        raise ValueError(f"variances must lie in [0, variance_bound={variance_bound}], got values in "
-                         f"[{variances.min()}, {variances.max()}]")
-    if np.any(variances > means * (1.0 - means) + 1e-15):
-        raise ValueError("variances must satisfy var_i <= mu_i (1 - mu_i) (samples in [0, 1])")
-    if budget < variance_bound:
-        raise ValueError(f"budget must be >= variance_bound={variance_bound} so that a single item is "
-                         f"absolutely safe; with budget={budget} no super arm can be certified safe")
-    means.flags.writeable = False
-    variances.flags.writeable = False
-    if n_super_arms(means.size, k) <= _MAX_SUPER_ARMS:
-        best, arg = _best_safe(means, variances, budget, super_arms(means.size, k))
-    else:
-        best, arg = _best_safe_milp(means, variances, budget, k)
     return SafeCombInstance(means=means, variances=variances, budget=budget, k=k, variance_bound=variance_bound,
-                            delta=delta, best_safe_arm=arg, best_safe_mean=best)
+                            delta=delta)
 
 
 def _best_safe(means, variances, budget, arms):
@@ -306,10 +331,31 @@ def _best_safe_milp(means, variances, budget, k):
     return float(means[list(arg)].sum()), arg
 
 
+def _check_best(given, given_mean, best, means, variances, budget, k):
+    """Check a ``best_safe_arm`` (or ``()``) and ``best_safe_mean`` (or None) given to :class:`SafeCombInstance`
+    against the best safe mean ``best``; return the given arm as a tuple, or None."""
+    tol = 1e-9 * max(1.0, abs(best))
+    if given_mean is not None and abs(given_mean - best) > tol:
+        raise ValueError(f"best_safe_mean must be the best safe mean {best}, got {given_mean}")
+    if isinstance(given, tuple) and given == ():
+        return None
+    try:
+        arm = [int(i) for i in given]
+    except (TypeError, ValueError):
+        raise TypeError(f"best_safe_arm must be a tuple of item indices, got {given!r}") from None
+    if (not arm or len(arm) > k or len(set(arm)) != len(arm) or min(arm) < 0 or max(arm) >= means.size
+            or any(int(i) != i for i in given)):
+        raise ValueError(f"best_safe_arm must hold 1 to k = {k} distinct items in [0, {means.size - 1}], "
+                         f"got {given!r}")
+    if float(variances[arm].sum()) > budget or abs(float(means[arm].sum()) - best) > tol:
+        raise ValueError(f"best_safe_arm {given!r} is not a best safe super arm (the best safe mean is {best})")
+    return tuple(arm)
+
+
 def _vector(a, name):
-    if isinstance(a, (str, bytes)) or not hasattr(a, "__len__") and not isinstance(a, np.ndarray):
+    if not isinstance(a, np.ndarray) and not isinstance(a, (str, bytes)) and not hasattr(a, "__len__"):
         raise TypeError(f"{name} must be a 1-D array of reals, got {type(a).__name__}")
-    a = np.array(a, dtype=np.float64)
+    a = np.array(as_real_array(a, name), dtype=np.float64)
     if a.ndim != 1 or a.size < 1:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {a.shape}")
     if not np.all(np.isfinite(a)):

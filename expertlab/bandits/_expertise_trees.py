@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_array_size, check_int
 from ..sim._protocol import Learner
 from ..sim._variates import normal_array
 from ._advice import AdviceChoice
@@ -260,10 +260,12 @@ def knn_experts(k: int = 10, memory: int = 200) -> Learner:
     """
     k = check_int(k, "k")
     memory = check_int(memory, "memory", minimum=k)
+    check_array_size((memory,), "memory")
 
     def init(spec, n_reps, keys=None, xp=np):
         p, N = _box_spec("knn_experts", spec)
         n_reps = check_int(n_reps, "n_reps")
+        check_array_size((n_reps, N, memory, p), ("n_reps", "memory"))
         return KnnExpertsState(buf_x=np.full((n_reps, N, memory, p), np.nan), buf_y=np.zeros((n_reps, N, memory)),
                                filled=np.zeros((n_reps, N), np.int64), x=np.zeros((n_reps, p)))
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validation import check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int
 
 #: Merits below this (times ``value_range**2``) are round-off of an exactly constant target, not a split.
 _ROUND_OFF = 1e-12
@@ -28,9 +28,7 @@ __all__ = ["HoeffdingTreeConfig", "HoeffdingTreeState", "hoeffding_tree_config",
            "hoeffding_tree_leaves", "hoeffding_tree_update", "leaf_thompson_scores", "split_merits"]
 
 
-class HoeffdingTreeConfig(NamedTuple):
-    """Settings of a batch of Hoeffding regression trees (see :func:`hoeffding_tree_config`)."""
-
+class _ConfigFields(NamedTuple):
     n_features: int
     n_bins: int
     lower: float
@@ -40,6 +38,44 @@ class HoeffdingTreeConfig(NamedTuple):
     delta: float
     tie_threshold: float
     value_range: float
+
+
+class HoeffdingTreeConfig(_ConfigFields):
+    """Settings of a batch of Hoeffding regression trees (see :func:`hoeffding_tree_config`).
+
+    Built directly, with ``_replace`` or with :func:`hoeffding_tree_config`,
+    the settings are checked the same way (a bad one raises a
+    :class:`ValueError` or :class:`TypeError` naming it).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, n_features, n_bins, lower, upper, max_depth, grace_period, delta, tie_threshold, value_range):
+        p = check_int(n_features, "n_features")
+        B = check_int(n_bins, "n_bins", minimum=2)
+        lo, hi = check_float(lower, "lower"), check_float(upper, "upper")
+        if not hi > lo:
+            raise ValueError(f"upper must be > lower, got lower={lo}, upper={hi}")
+        D = check_int(max_depth, "max_depth", minimum=0, maximum=12)
+        g = check_int(grace_period, "grace_period")
+        d = check_float(delta, "delta", positive=True)
+        if d >= 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {d}")
+        tau = check_float(tie_threshold, "tie_threshold", minimum=0.0)
+        R = check_float(value_range, "value_range", positive=True)
+        # the histograms of one tree: max_nodes x n_features x n_bins
+        check_array_size((2 ** (D + 1) - 1, p, B), ("max_depth", "n_features", "n_bins"))
+        return super().__new__(cls, p, B, lo, hi, D, g, d, tau, R)
+
+    @classmethod
+    def _make(cls, iterable):
+        return cls(*iterable)
+
+    def _replace(self, **changes):
+        unknown = set(changes) - set(self._fields)
+        if unknown:
+            raise TypeError(f"HoeffdingTreeConfig has no fields {sorted(unknown)}")
+        return type(self)(**{**self._asdict(), **changes})
 
     @property
     def max_nodes(self) -> int:
@@ -104,24 +140,20 @@ def hoeffding_tree_config(n_features: int, *, n_bins: int = 16, lower: float = 0
     value_range : float
         Width of the interval that holds the targets (1 for rewards in [0, 1]).
 
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the setting that is not a number of the right kind or lies
+        out of range (``max_depth`` at most 12), or the settings whose one
+        tree's histograms would exceed the array size limit.
+
     Examples
     --------
     >>> hoeffding_tree_config(2, max_depth=2).max_nodes
     7
     """
-    p = check_int(n_features, "n_features")
-    B = check_int(n_bins, "n_bins", minimum=2)
-    lo, hi = check_float(lower, "lower"), check_float(upper, "upper")
-    if not hi > lo:
-        raise ValueError(f"upper must be > lower, got lower={lo}, upper={hi}")
-    D = check_int(max_depth, "max_depth", minimum=0, maximum=12)
-    g = check_int(grace_period, "grace_period")
-    d = check_float(delta, "delta", positive=True)
-    if d >= 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {d}")
-    tau = check_float(tie_threshold, "tie_threshold", minimum=0.0)
-    R = check_float(value_range, "value_range", positive=True)
-    return HoeffdingTreeConfig(p, B, lo, hi, D, g, d, tau, R)
+    return HoeffdingTreeConfig(n_features, n_bins, lower, upper, max_depth, grace_period, delta, tie_threshold,
+                               value_range)
 
 
 def hoeffding_tree_init(config: HoeffdingTreeConfig, n_reps: int, n_trees: int) -> HoeffdingTreeState:
@@ -130,6 +162,7 @@ def hoeffding_tree_init(config: HoeffdingTreeConfig, n_reps: int, n_trees: int) 
         raise TypeError(f"config must be a HoeffdingTreeConfig, got {type(config).__name__}")
     R, E, M = check_int(n_reps, "n_reps"), check_int(n_trees, "n_trees"), config.max_nodes
     p, B = config.n_features, config.n_bins
+    check_array_size((R, E, M, p, B), ("n_reps", "n_trees", "config"))
     z = lambda: np.zeros((R, E, M))  # noqa: E731
     h = lambda: np.zeros((R, E, M, p, B))  # noqa: E731
     return HoeffdingTreeState(np.full((R, E, M), -1, np.int64), z(), np.zeros((R, E, M), np.int64),
@@ -142,17 +175,49 @@ def hoeffding_tree_leaves(config: HoeffdingTreeConfig, state: HoeffdingTreeState
 
     Parameters
     ----------
+    config : HoeffdingTreeConfig
+    state : HoeffdingTreeState
+        Trees built for ``config`` (:func:`hoeffding_tree_init`).
     x : array, shape (n_reps, n_features)
+        Finite contexts (values outside ``[lower, upper]`` go where the end bins would).
 
     Returns
     -------
     ndarray of int, shape (n_reps, n_trees)
+
+    Raises
+    ------
+    TypeError
+        If ``config`` or ``state`` is not of its type, or ``x`` does not hold real numbers.
+    ValueError
+        If ``state`` was built for other settings than ``config``, or ``x`` has the wrong shape or holds
+        NaN or infinite values.
     """
+    _check_config_state(config, state)
     R, E, _ = state.feature.shape
-    x = np.asarray(x, dtype=np.float64)
+    x = np.asarray(as_real_array(x, "x"))
     if x.shape != (R, config.n_features):
         raise ValueError(f"x must have shape ({R}, {config.n_features}), got {x.shape}")
-    M = state.feature.shape[2]
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x contains NaN or infinite values")
+    return _leaves(config, state, x)
+
+
+def _check_config_state(config, state):
+    if not isinstance(config, HoeffdingTreeConfig):
+        raise TypeError(f"config must be a HoeffdingTreeConfig, got {type(config).__name__}")
+    if not isinstance(state, HoeffdingTreeState):
+        raise TypeError(f"state must be a HoeffdingTreeState (from hoeffding_tree_init), got {type(state).__name__}")
+    R, E, M = state.feature.shape
+    if (M, *state.hist_n.shape[3:]) != (config.max_nodes, config.n_features, config.n_bins):
+        raise ValueError(f"state was built for other settings than config: {M} nodes, histograms "
+                         f"{tuple(state.hist_n.shape[3:])} per node; config has {config.max_nodes} nodes, "
+                         f"({config.n_features}, {config.n_bins})")
+
+
+def _leaves(config, state, x):
+    """:func:`hoeffding_tree_leaves` without the checks."""
+    R, E, M = state.feature.shape
     base = np.arange(0, R * E * M, M).reshape(R, E)
     feature, threshold, child = state.feature.reshape(-1), state.threshold.reshape(-1), state.child.reshape(-1)
     node = np.zeros((R, E), np.int64)
@@ -285,6 +350,7 @@ def hoeffding_tree_update(config: HoeffdingTreeConfig, state: HoeffdingTreeState
     >>> int(st.feature[0, 0, 0]), float(st.threshold[0, 0, 0]), st.mean[0, 0, 1:3].tolist()
     (0, 0.5, [0.0, 1.0])
     """
+    _check_config_state(config, state)
     R, E, M = state.feature.shape
     p, B = config.n_features, config.n_bins
     tree = np.asarray(tree)
@@ -292,14 +358,19 @@ def hoeffding_tree_update(config: HoeffdingTreeConfig, state: HoeffdingTreeState
         raise ValueError(f"tree must be an integer array of shape ({R},)")
     if np.any(tree < 0) or np.any(tree >= E):
         raise ValueError(f"tree must lie in [0, {E - 1}]")
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x = np.asarray(as_real_array(x, "x"))
+    y = np.asarray(as_real_array(y, "y"))
     if x.shape != (R, p) or not np.all(np.isfinite(x)):
         raise ValueError(f"x must be a finite array of shape ({R}, {p}), got shape {x.shape}")
     if y.shape != (R,) or not np.all(np.isfinite(y)):
         raise ValueError(f"y must be a finite array of shape ({R},)")
+    if leaves is not None:
+        leaves = np.asarray(leaves)
+        if leaves.shape != (R, E) or leaves.dtype.kind not in "iu" or np.any(leaves < 0) or np.any(leaves >= M):
+            raise ValueError(f"leaves must be an integer array of shape ({R}, {E}) with nodes in [0, {M - 1}] "
+                             "(hoeffding_tree_leaves of x)")
     r = np.arange(R)
-    leaf = (hoeffding_tree_leaves(config, state, x) if leaves is None else leaves)[r, tree]
+    leaf = (_leaves(config, state, x) if leaves is None else leaves)[r, tree]
     idx = (r, tree, leaf)
     n = state.count[idx] + 1.0
     d = y - state.mean[idx]

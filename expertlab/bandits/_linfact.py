@@ -27,7 +27,7 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from .._validation import check_float, check_int, check_open_unit
+from .._validation import as_real_array, check_array_size, check_float, check_int, check_open_unit
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
 from ..sim._variates import normal_array
 
@@ -158,16 +158,17 @@ def eps_good_set(means, eps: float) -> np.ndarray:
     >>> eps_good_set([0.9, 0.5, 0.85], 0.1).tolist()
     [True, False, True]
     """
-    mu = np.asarray(means, dtype=np.float64)
+    mu = np.asarray(as_real_array(means, "means"))
+    if mu.ndim != 1 or mu.size < 1:
+        raise ValueError(f"means must be a non-empty 1-D array, got shape {mu.shape}")
+    if not np.all(np.isfinite(mu)):
+        raise ValueError("means contains NaN or infinite values")
     eps = check_float(eps, "eps", minimum=0.0)
     return mu >= mu.max() - eps
 
 
 def _check_arms(arms):
-    X = np.asarray(arms)
-    if X.dtype.kind not in "iuf":
-        raise TypeError(f"arms must be a real (n_arms, d) array, got dtype {X.dtype}")
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = np.ascontiguousarray(as_real_array(arms, "arms"), dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 1:
         raise ValueError(f"arms must have shape (n_arms >= 2, d >= 1), got {X.shape}")
     if not np.all(np.isfinite(X)):
@@ -180,6 +181,8 @@ def _check_arms(arms):
 
 #: Longest run: phase r has accuracy 2^-r, and the pull counts overflow int64 soon after r = 30.
 MAX_PHASES = 60
+#: Most pulls one phase may ask for (the counts are int64).
+_MAX_PULLS = 2.0 ** 62
 
 
 @dataclasses.dataclass(frozen=True, repr=False, eq=False)
@@ -220,6 +223,29 @@ class LinearArms(Environment):
 
     #: Metrics recorded when ``sim.run`` is given none.
     default_metrics = ("samples",)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        X = _check_arms(self.arms)
+        K, d = X.shape
+        th = np.array(as_real_array(self.theta, "theta"), dtype=np.float64)
+        if th.shape != (d,) or not np.all(np.isfinite(th)):
+            raise ValueError(f"theta must be a finite vector of shape ({d},), got shape {th.shape}")
+        eta = np.array(as_real_array(self.misspecification, "misspecification"), dtype=np.float64)
+        if eta.shape != (K,) or not np.all(np.isfinite(eta)):
+            raise ValueError(f"misspecification must be a finite vector of shape ({K},), got shape {eta.shape}")
+        if not isinstance(self.misspecified, (bool, np.bool_)):
+            raise TypeError(f"misspecified must be a bool, got {type(self.misspecified).__name__}")
+        if not self.misspecified and np.any(eta != 0):
+            raise ValueError("misspecification is nonzero but misspecified is False: the learner would be told "
+                             "the model is linear")
+        for a in (X, th, eta):
+            a.flags.writeable = False
+        for field, value in (("arms", X), ("theta", th), ("misspecification", eta),
+                             ("sigma", check_float(self.sigma, "sigma", positive=True)),
+                             ("misspecified", bool(self.misspecified))):
+            object.__setattr__(self, field, value)
 
     @property
     def params(self) -> Mapping[str, Any]:
@@ -268,6 +294,8 @@ class LinearArms(Environment):
         if counts.shape != (n_reps, self.n_arms) or counts.dtype.kind not in "iu":
             raise ValueError(f"a linear learner's act must return integer pull counts of shape "
                              f"({n_reps}, {self.n_arms}), got {counts.dtype} {counts.shape}")
+        if np.any(counts < 0):
+            raise ValueError("a linear learner's act returned negative pull counts")
         z = normal_array(np, keys[:, None], np.arange(self.n_arms, dtype=np.uint64)[None, :])
         S = counts * mu[None, :] + self.sigma * np.sqrt(counts) * z
         return mu, S, {"samples": counts.sum(axis=1)}
@@ -304,20 +332,9 @@ def linear_arms(arms, theta, *, sigma: float = 1.0, misspecification=None) -> Li
     ([True, True, False], 'linear')
     """
     X = _check_arms(arms)
-    K, d = X.shape
-    th = np.asarray(theta, dtype=np.float64)
-    if th.shape != (d,) or not np.all(np.isfinite(th)):
-        raise ValueError(f"theta must be a finite vector of shape ({d},), got shape {th.shape}")
-    sigma = check_float(sigma, "sigma", positive=True)
-    if misspecification is None:
-        eta = np.zeros(K)
-    else:
-        eta = np.asarray(misspecification, dtype=np.float64)
-        if eta.shape != (K,) or not np.all(np.isfinite(eta)):
-            raise ValueError(f"misspecification must be a finite vector of shape ({K},), got shape {eta.shape}")
-    for a in (X, th, eta):
-        a.flags.writeable = False
-    return LinearArms(arms=X, theta=th, misspecification=eta, sigma=sigma, misspecified=misspecification is not None)
+    eta = np.zeros(X.shape[0]) if misspecification is None else misspecification
+    return LinearArms(arms=X, theta=theta, misspecification=eta, sigma=sigma,
+                      misspecified=misspecification is not None)
 
 
 # ---------------------------------------------------------------------------
@@ -395,6 +412,10 @@ def _eliminator(name, eps, delta, design, estimate, params, structured) -> Learn
             lam, rho_l = design(state.static.X, P)
             n_pairs = P.reshape(live.size, -1).sum(axis=1)
             N_l = np.ceil(2.0 * state.static.sigma ** 2 * rho_l / eps_r ** 2 * np.log(2.0 * n_pairs / delta_r))
+            if not np.all(N_l <= _MAX_PULLS):
+                raise ValueError(f"{name}: phase {r} needs more than 2**62 pulls (accuracy 2**-{r}), beyond int64 "
+                                 f"counts: an arm's mean lies within about 2**-{r} of the boundary max - eps with "
+                                 f"eps={eps}, and no phase can decide it; choose an eps away from the gaps")
             counts[live] = np.ceil(lam * N_l[:, None] - 1e-9).astype(np.int64)
             rho[live], N_r[live] = rho_l, N_l
         return counts, state._replace(rho=rho, n_r=N_r)
@@ -616,6 +637,17 @@ def two_level_linear_arms(n_arms: int, dim: int, *, good: float = 0.9, bad: floa
     the gaps stay fixed as arms are added while the design problem keeps all
     :math:`d` directions in play.
 
+    Parameters
+    ----------
+    n_arms, dim : int
+        ``n_arms >= dim >= 2`` (fewer arms than dimensions cannot span :math:`\mathbb R^d`).
+    good, bad : float
+        The two mean levels.
+    radius : float
+        :math:`r > 0`.
+    seed : int
+        Seed of the directions.
+
     Returns
     -------
     arms : ndarray, shape (n_arms, dim)
@@ -629,6 +661,9 @@ def two_level_linear_arms(n_arms: int, dim: int, *, good: float = 0.9, bad: floa
     """
     n_arms = check_int(n_arms, "n_arms", minimum=2)
     dim = check_int(dim, "dim", minimum=2)
+    if n_arms < dim:
+        raise ValueError(f"n_arms must be >= dim = {dim} for the arms to span R^dim, got {n_arms}")
+    check_array_size((n_arms, dim), ("n_arms", "dim"))
     good = check_float(good, "good")
     bad = check_float(bad, "bad")
     radius = check_float(radius, "radius", positive=True)

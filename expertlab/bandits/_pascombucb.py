@@ -38,6 +38,8 @@ __all__ = ["SafeCombInstance", "SafeCombState", "SuperArm", "safe_comb_instance"
 _UNSEEN = 1e9
 
 ORACLES = ("auto", "exact", "greedy")
+#: Largest ``n_warmup``: the warm-up length ``n_warmup * n_groups`` must stay an int64 for every ``n_groups``.
+_MAX_WARMUP = 2 ** 40
 
 
 def hou_tan_zhong_instance(budget: float = 0.6, *, binding: bool = False) -> SafeCombInstance:
@@ -65,6 +67,8 @@ def hou_tan_zhong_instance(budget: float = 0.6, *, binding: bool = False) -> Saf
     >>> hou_tan_zhong_instance(0.6, binding=True).best_safe_arm
     (0, 1, 3)
     """
+    if not isinstance(binding, (bool, np.bool_)):
+        raise TypeError(f"binding must be a bool, got {type(binding).__name__} {binding!r}")
     means = [0.5, 0.45, 0.4, 0.35] + [0.3] * 6
     variances = [0.24, 0.24, 0.2 if binding else 0.04, 0.01] + [0.01] * 6
     return safe_comb_instance(means, variances, budget, 3, variance_bound=0.25, delta=0.05)
@@ -146,7 +150,7 @@ def _make_static(spec, safe, n_warmup, oracle) -> _Static:
     for g in range(n_groups):
         chunk = np.arange(g * m, min((g + 1) * m, L))
         groups[g, :chunk.size] = chunk
-    return _Static(safe=safe, arms=arms, groups=groups, n_warm=n_warmup * n_groups if safe else 0,
+    return _Static(safe=safe, arms=arms, groups=groups, n_warm=min(n_warmup * n_groups, 2 ** 62) if safe else 0,
                    omega_mu=1.0 / horizon**2, omega_v=spec.delta / horizon**2, budget=float(spec.budget),
                    variance_bound=float(spec.variance_bound), k=k, n_items=L)
 
@@ -495,7 +499,7 @@ def pascombucb(n_warmup: int = 2, oracle: str = "auto") -> Learner:
     Parameters
     ----------
     n_warmup : int
-        Sweeps of the warm-up phase over the absolutely safe groups.
+        Sweeps of the warm-up phase over the absolutely safe groups, from 1 to ``2**40``.
     oracle : {"auto", "exact", "greedy"}
         How the optimistic arm is chosen: ``"exact"`` enumerates every super
         arm (at most 200 000); ``"greedy"`` takes items by decreasing
@@ -601,7 +605,7 @@ def pascombucb(n_warmup: int = 2, oracle: str = "auto") -> Learner:
     >>> int(res.final["pulls"].sum(axis=1).max()) <= 3 * 2000
     True
     """
-    n_warmup = check_int(n_warmup, "n_warmup", minimum=1)
+    n_warmup = check_int(n_warmup, "n_warmup", minimum=1, maximum=_MAX_WARMUP)
     check_in(oracle, "oracle", ORACLES)
     return _learner("pascombucb", True, n_warmup, oracle, {"n_warmup": n_warmup, "oracle": oracle})
 

@@ -9,7 +9,7 @@ from numba.extending import register_jitable
 
 from .._backend import get_namespace
 from .._random import uniform
-from .._validation import check_float
+from .._validation import as_real_array, check_float
 from ..sim._bandit_kernels import BanditKernelSpec
 from ..sim._arms import rowsum
 from ..sim._arms import Pull
@@ -59,12 +59,54 @@ def tsallis_weights(loss_est, eta):
     sum is at least 1; the sum is convex and increasing in :math:`x`, so the
     iterates decrease monotonically to the root), then normalises.
 
+    Parameters
+    ----------
+    loss_est : array, shape (n_reps, K)
+        Finite cumulative loss estimates, ``K >= 1``.
+    eta : float or array, shape (n_reps,)
+        Learning rates, finite and positive.
+
+    Returns
+    -------
+    array, shape (n_reps, K)
+        One distribution per row, in the namespace of ``loss_est``.
+
+    Raises
+    ------
+    TypeError
+        If ``loss_est`` or ``eta`` does not hold real numbers.
+    ValueError
+        If a shape is wrong, or a value is NaN, infinite or (``eta``) not positive.
+
+    References
+    ----------
+    .. [1] J. Zimmert and Y. Seldin, "Tsallis-INF: an optimal algorithm for
+       stochastic and adversarial bandits", JMLR 22(28), 2021 (the weights of
+       the 1/2-Tsallis regulariser and their computation by Newton's method;
+       section not re-checked).
+
     Examples
     --------
     >>> w = tsallis_weights(np.array([[0.0, 0.0, 0.0]]), 1.0)
     >>> np.allclose(w, 1 / 3)
     True
     """
+    loss_est = as_real_array(loss_est, "loss_est")
+    xp = get_namespace(loss_est)
+    if loss_est.ndim != 2 or loss_est.shape[1] < 1:
+        raise ValueError(f"loss_est must have shape (n_reps, K) with K >= 1, got {tuple(loss_est.shape)}")
+    if not bool(xp.all(xp.isfinite(loss_est))):
+        raise ValueError("loss_est contains NaN or infinite values")
+    eta = as_real_array(eta, "eta", xp=xp)
+    if eta.ndim > 1 or (eta.ndim == 1 and eta.shape[0] != loss_est.shape[0]):
+        raise ValueError(f"eta must be a number or an array of shape ({loss_est.shape[0]},), got {tuple(eta.shape)}")
+    if not bool(xp.all(xp.isfinite(eta) & (eta > 0))):
+        raise ValueError("eta must be finite and > 0")
+    return _weights(loss_est, eta)
+
+
+def _weights(loss_est, eta):
+    """:func:`tsallis_weights` without the checks (the learner's rates and estimates are valid)."""
     xp = get_namespace(loss_est)
     eta = xp.asarray(eta, dtype=xp.float64) + xp.zeros(loss_est.shape[0])
     e = eta[:, None]
@@ -165,7 +207,7 @@ def tsallis_inf(scale=2.0) -> Learner:
         xp = get_namespace(state.loss_est)
         K = state.loss_est.shape[1]
         eta = c / xp.sqrt(state.t.astype(xp.float64) + 1.0)
-        p = tsallis_weights(state.loss_est, eta)
+        p = _weights(state.loss_est, eta)
         u = uniform(key, np.uint64(0))
         arm = xp.minimum(xp.sum(xp.cumsum(p, axis=1) <= u[:, None], axis=1), K - 1).astype(xp.int64)
         return Pull(arm, p), state

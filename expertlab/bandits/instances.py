@@ -17,7 +17,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from .._random import uniform
-from .._validation import check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int
 from ..sim._arms import Arms
 from ..sim._variates import normal
 
@@ -65,10 +65,7 @@ def _pw_reward(data, key, t, i):
 
 
 def _check_means(means, name="means", low=0.0, high=1.0):
-    try:
-        m = np.array(means, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a 1-D array of real numbers, got {type(means).__name__}") from None
+    m = np.array(as_real_array(means, name), dtype=np.float64)
     if m.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of arm means, got shape {m.shape}")
     if m.size < 2:
@@ -133,6 +130,7 @@ def minimax(n_arms, horizon, *, scale=1.0) -> Arms:
     K = check_int(n_arms, "n_arms", minimum=2)
     T = check_int(horizon, "horizon")
     scale = check_float(scale, "scale", positive=True)
+    check_array_size((K,), "n_arms")
     eps = min(scale * math.sqrt(K / T), 0.5)
     m = np.full(K, 0.5)
     m[-1] = 0.5 + eps
@@ -151,10 +149,7 @@ def reward_array(rewards) -> Arms:
     >>> reward_array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]).max_horizon
     3
     """
-    try:
-        x = np.array(rewards, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"rewards must be a (T, K) array of reals, got {type(rewards).__name__}") from None
+    x = np.array(as_real_array(rewards, "rewards"), dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 2:
         raise ValueError(f"rewards must have shape (T, K) with T >= 1 and K >= 2, got {x.shape}")
     if not np.all(np.isfinite(x)):
@@ -188,16 +183,23 @@ def piecewise_bernoulli(means, change_points) -> Arms:
     >>> float(inst.mean(inst.data, 49, 0)), float(inst.mean(inst.data, 50, 0))
     (0.9, 0.1)
     """
-    m = np.array(means, dtype=np.float64)
-    if m.ndim != 2 or m.shape[1] < 2:
-        raise ValueError(f"means must have shape (n_segments, n_arms) with n_arms >= 2, got {m.shape}")
-    for row in m:
-        _check_means(row)
-    cps = np.asarray(change_points)
+    m = np.array(as_real_array(means, "means"), dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] < 1 or m.shape[1] < 2:
+        raise ValueError(f"means must have shape (n_segments >= 1, n_arms >= 2), got {m.shape}")
+    _check_means(m.ravel())
+    if isinstance(change_points, (str, bytes)):
+        raise TypeError(f"change_points must be a 1-D array of integers, got {type(change_points).__name__} "
+                        f"{change_points!r}")
+    try:
+        cps = np.asarray(change_points)
+    except ValueError:  # ragged
+        raise TypeError("change_points must be a 1-D array of integers") from None
     if cps.ndim != 1 or cps.size != m.shape[0] - 1:
         raise ValueError(f"change_points must have n_segments - 1 = {m.shape[0] - 1} entries, got shape {cps.shape}")
-    if cps.size and (not np.issubdtype(cps.dtype, np.integer) or cps[0] < 1 or np.any(np.diff(cps) <= 0)):
-        raise ValueError("change_points must be strictly increasing integers >= 1")
+    if cps.size and cps.dtype.kind not in "iu":
+        raise TypeError(f"change_points must hold integers, got dtype {cps.dtype}")
+    if cps.size and (cps[0] < 1 or np.any(np.diff(cps) <= 0)):
+        raise ValueError(f"change_points must be strictly increasing integers >= 1, got {cps.tolist()}")
     cps = cps.astype(np.int64)
     return Arms(name="piecewise_bernoulli", n_arms=m.shape[1], reward=_pw_reward, mean=_pw_mean,
                           data=(np.ascontiguousarray(m), cps),
@@ -206,9 +208,35 @@ def piecewise_bernoulli(means, change_points) -> Arms:
 
 
 def bernoulli_kl(p, q):
-    """Bernoulli Kullback--Leibler divergence ``kl(p, q)`` (with ``0 ln 0 = 0``), for scalars or arrays."""
-    p = np.asarray(p, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
+    """Bernoulli Kullback--Leibler divergence ``kl(p, q)`` (with ``0 ln 0 = 0``), for scalars or arrays.
+
+    Parameters
+    ----------
+    p, q : float or array
+        Probabilities in [0, 1], broadcast together.  ``kl(p, q)`` is infinite where ``q`` is 0 or 1
+        and ``p`` differs from it.
+
+    Raises
+    ------
+    TypeError
+        If ``p`` or ``q`` does not hold real numbers.
+    ValueError
+        If ``p`` or ``q`` holds NaN or values outside [0, 1], or their shapes do not broadcast.
+
+    Examples
+    --------
+    >>> float(bernoulli_kl(0.5, 0.5)), round(float(bernoulli_kl(1.0, 0.5)), 6)
+    (0.0, 0.693147)
+    """
+    p = np.asarray(as_real_array(p, "p"), dtype=np.float64)
+    q = np.asarray(as_real_array(q, "q"), dtype=np.float64)
+    for a, name in ((p, "p"), (q, "q")):
+        if np.any(np.isnan(a)) or np.any(a < 0.0) or np.any(a > 1.0):
+            raise ValueError(f"{name} must hold probabilities in [0, 1] (no NaN)")
+    try:
+        np.broadcast_shapes(p.shape, q.shape)
+    except ValueError:
+        raise ValueError(f"p and q must broadcast together, got shapes {p.shape} and {q.shape}") from None
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(p > 0, p * np.log(p / q), 0.0)
         b = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
