@@ -7,7 +7,7 @@ import dataclasses
 from .._backend import get_namespace, logsumexp
 from .._validation import check_float, check_int
 from ._models import check_kernel
-from ._planning import _as_arrays, bellman_backup
+from ._planning import _as_arrays, _backup
 
 __all__ = ["SoftPlanningResult", "soft_value_iteration"]
 
@@ -102,14 +102,14 @@ def soft_value_iteration(transitions, rewards=None, gamma=None, *, temperature: 
     active = xp.ones(p.shape[:-3], dtype=xp.bool)
     n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
     for _ in range(max_iter):
-        v_new = soft_max(bellman_backup(p, r, gamma, v))
+        v_new = soft_max(_backup(p, r, gamma, v))
         delta = xp.max(xp.abs(v_new - v), axis=-1)
         v = xp.where(active[..., None], v_new, v)
         n_iter = n_iter + xp.astype(active, xp.int64)
         active = active & ~(delta < tol)
         if not bool(xp.any(active)):
             break
-    q = bellman_backup(p, r, gamma, v)
+    q = _backup(p, r, gamma, v)
     v_soft = soft_max(q)
     res = xp.max(xp.abs(v_soft - v), axis=-1)
     logits = q / tau + logp0
