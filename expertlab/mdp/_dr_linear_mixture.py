@@ -153,11 +153,18 @@ def mixture_robust_backup(features, theta, values, radius, divergence: str = "tv
     z_shape = (*values.shape[:-1], *features.shape[1:3])
     th_axes = (tuple(theta.shape[:-1]) if theta.ndim >= 3 and tuple(theta.shape[-3:-1]) == z_shape[-2:]
                else (*theta.shape[:-1], 1, 1))
+    rho_shape = tuple(xp.asarray(radius).shape)
     try:
-        xp.broadcast_shapes(z_shape, th_axes, tuple(xp.asarray(radius).shape))
+        shape = xp.broadcast_shapes(z_shape, th_axes)
     except ValueError:
-        raise ValueError(f"the leading axes of theta {tuple(theta.shape)}, values {tuple(values.shape)} and "
-                         f"radius {tuple(xp.asarray(radius).shape)} do not broadcast to (..., S, A)") from None
+        raise ValueError(f"the leading axes of theta {tuple(theta.shape)} and values {tuple(values.shape)} do not "
+                         "broadcast") from None
+    try:
+        fits = xp.broadcast_shapes(shape, rho_shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"radius of shape {rho_shape} does not broadcast to the (..., S, A) shape {shape}")
     return _robust_backup(features, theta, values, radius, divergence)
 
 
