@@ -289,4 +289,4 @@ def conservative(model, baseline: ConservativeBaseline, *, alpha: float = 0.2, i
     >>> res.metrics["regret"].shape, int(res.metrics["violations"].max())
     ((13, 3), 0)
     """
-    return ConservativeMDP(model, baseline, alpha, initial_state, baseline_value, name or "", params)
+    return ConservativeMDP(model, baseline, alpha, initial_state, baseline_value, "" if name is None else name, params)

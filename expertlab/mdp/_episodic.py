@@ -444,4 +444,4 @@ def episodic(model, initial_state: int = 0, *, name: str | None = None, params=N
     >>> res.unit, env.optimal_value(), res.metrics["regret"][-1].tolist()   # state 1 pays 1 forever
     ('episode', 3.0, [0.0, 0.0, 0.0])
     """
-    return EpisodicMDP(model, initial_state, name or "", params)
+    return EpisodicMDP(model, initial_state, "" if name is None else name, params)

@@ -641,3 +641,12 @@ def test_safe_environments_refuse_non_real_costs_and_huge_horizons():
         mdp.safe_cost_ladder(10**9)
     with pytest.raises(ValueError, match="horizon too large"):
         mdp.safe_trap_mixture(10**9)
+
+
+def test_episodic_and_conservative_refuse_a_name_that_is_not_a_string():
+    m = episodic_chain()
+    with pytest.raises(TypeError, match="name"):
+        mdp.episodic(m, name=0)  # fell back to the default name before
+    with pytest.raises(TypeError, match="name"):
+        mdp.conservative(m, mdp.known_baseline(m, np.zeros((3, 2), dtype=np.int64)), name=False)
+    assert mdp.episodic(m).name == "finite_horizon_mdp"
