@@ -339,6 +339,14 @@ def cost_radius(noise_scale: float, delta: float, n_obs: int, dim: int, lam: flo
     -------
     float
 
+    Raises
+    ------
+    TypeError
+        If ``n_obs`` or ``dim`` is not an integer or another argument is not a real number.
+    ValueError
+        If ``noise_scale``, ``feature_bound`` or ``param_bound`` is negative, ``delta`` lies outside (0, 1),
+        ``n_obs < 0``, ``dim < 1``, ``lam <= 0``, or a number is not finite.
+
     Notes
     -----
     The self-normalised bound (Abbasi-Yadkori, Pál & Szepesvári 2011, Thm 2)
@@ -350,14 +358,6 @@ def cost_radius(noise_scale: float, delta: float, n_obs: int, dim: int, lam: flo
     .. math::
 
         \beta_c = \sigma \sqrt{2 \ln(1/\delta) + d_c \ln\big(1 + N L^2 / (\lambda d_c)\big)} + \sqrt{\lambda}\, S.
-
-    Raises
-    ------
-    TypeError
-        If ``n_obs`` or ``dim`` is not an integer or another argument is not a real number.
-    ValueError
-        If ``noise_scale``, ``feature_bound`` or ``param_bound`` is negative, ``delta`` lies outside (0, 1),
-        ``n_obs < 0``, ``dim < 1``, ``lam <= 0``, or a number is not finite.
 
     References
     ----------
@@ -396,13 +396,6 @@ def pessimistic_costs(cost_features, inv, b, beta: float) -> np.ndarray:
     -------
     ndarray, shape (n_reps, S, A)
 
-    Notes
-    -----
-    On the event :math:`\|\hat\mu - \mu^\star\|_\Lambda \le \beta`, Cauchy–Schwarz gives
-    :math:`\langle \psi, \mu^\star \rangle \le \langle \psi, \hat\mu \rangle
-    + \|\psi\|_{\Lambda^{-1}} \|\hat\mu - \mu^\star\|_\Lambda`,
-    so every pessimistic cost bounds the true cost from above.
-
     Raises
     ------
     TypeError
@@ -410,6 +403,13 @@ def pessimistic_costs(cost_features, inv, b, beta: float) -> np.ndarray:
     ValueError
         If ``cost_features`` is not ``(S, A, d_c)``, ``inv`` not ``(n_reps, d_c, d_c)``, ``b`` not
         ``(n_reps, d_c)``, an array has a NaN or infinite value, or ``beta`` is negative or not finite.
+
+    Notes
+    -----
+    On the event :math:`\|\hat\mu - \mu^\star\|_\Lambda \le \beta`, Cauchy–Schwarz gives
+    :math:`\langle \psi, \mu^\star \rangle \le \langle \psi, \hat\mu \rangle
+    + \|\psi\|_{\Lambda^{-1}} \|\hat\mu - \mu^\star\|_\Lambda`,
+    so every pessimistic cost bounds the true cost from above.
 
     Examples
     --------
