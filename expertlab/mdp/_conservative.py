@@ -13,9 +13,12 @@ and evaluates many mixtures on it.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from .._validation import check_simplex
+from .._validation import check_float, check_int, check_simplex
+from ._checks import check_flag, int_array, real_array
 from ._episodic import _check_single
 from ._models import FiniteHorizonMDP
 
@@ -81,15 +84,25 @@ def pessimism_bonus(n, h, horizon, *, log_term, scale=1.0):
     ----------
     n : array (...)
         Visit counts, at least 1.
-    h, horizon : int
-    log_term : float
+    h : int or integer array broadcastable with ``n``
+        Stages, in ``[0, horizon - 1]``.
+    horizon : int
+    log_term : float >= 0
         :math:`L_1 = S \ln 2 + \ln(S A H' T / \delta)`.
-    scale : float
+    scale : float >= 0
         Multiplies the width (the guarantee needs ``scale >= 1``).
 
     Returns
     -------
-    ndarray, shape of ``n``
+    ndarray, the broadcast shape of ``n`` and ``h``
+
+    Raises
+    ------
+    TypeError
+        If ``n`` does not hold real numbers, or ``h`` or ``horizon`` is not an integer (array).
+    ValueError
+        If ``n < 1`` or not finite, ``h`` lies outside ``[0, horizon - 1]`` or does not broadcast with ``n``,
+        or ``log_term`` or ``scale`` is negative or not finite.
 
     Notes
     -----
@@ -99,7 +112,23 @@ def pessimism_bonus(n, h, horizon, *, log_term, scale=1.0):
     :math:`|(\hat P_h - P_h) V| \le \tfrac{H - h - 1}{2} \|\hat P_h - P_h\|_1` for every :math:`V` with
     range in :math:`[0, H - h - 1]`, i.e. for every (data-dependent) policy at once.
     """
-    n = np.asarray(n, dtype=np.float64)
+    horizon = check_int(horizon, "horizon")
+    if isinstance(h, numbers.Integral) and not isinstance(h, (bool, np.bool_)):
+        h = check_int(h, "h", minimum=0, maximum=horizon - 1)
+    else:
+        h = int_array(h, "h", low=0, high=horizon - 1)
+    n = real_array(n, "n", low=1.0)
+    try:
+        np.broadcast_shapes(np.shape(n), np.shape(h))
+    except ValueError:
+        raise ValueError(f"n {np.shape(n)} and h {np.shape(h)} do not broadcast") from None
+    log_term = check_float(log_term, "log_term", minimum=0.0)
+    scale = check_float(scale, "scale", minimum=0.0)
+    return _bonus(n, h, horizon, log_term, scale)
+
+
+def _bonus(n, h, horizon, log_term, scale):
+    """:func:`pessimism_bonus` without the checks."""
     return scale * 0.5 * (horizon - h - 1) * np.sqrt(2.0 * log_term / n)
 
 
@@ -109,11 +138,12 @@ def pessimistic_values(counts, rewards, policy, *, log_term, scale=1.0, stationa
     Parameters
     ----------
     counts : array, shape (n_reps, H', S, A, S)
-        Transition counts (``H' = H``, or ``H' = 1`` pooled with ``stationary=True``).
+        Transition counts, non-negative (``H' = H``, or ``H' = 1`` pooled with ``stationary=True``).
     rewards : array, shape (H, S, A)
         Known mean rewards in [0, 1].
     policy : array, shape (n_reps, H, S, A)
-    log_term, scale : float
+        Rows (last axis) on the simplex.
+    log_term, scale : float >= 0
         :math:`L_1` and the scale of :func:`pessimism_bonus`.
     stationary : bool
 
@@ -121,6 +151,15 @@ def pessimistic_values(counts, rewards, policy, *, log_term, scale=1.0, stationa
     -------
     ndarray, shape (n_reps, H + 1, S)
         :math:`\underline V_h(s)`, with :math:`\underline V_H = 0`.
+
+    Raises
+    ------
+    TypeError
+        If an array does not hold real numbers or ``stationary`` is not a bool.
+    ValueError
+        If ``policy`` is not on the simplex, ``rewards`` lies outside [0, 1], ``counts`` is negative, an
+        array has a NaN or infinite value or a shape that does not match the others (``counts`` has one
+        stage with ``stationary=True``, ``H`` otherwise), or ``log_term`` or ``scale`` is negative.
 
     Notes
     -----
@@ -136,9 +175,22 @@ def pessimistic_values(counts, rewards, policy, *, log_term, scale=1.0, stationa
     :math:`\underline V_h \le V^\pi_h` (induction down from :math:`H`; the
     clipping at 0 is harmless since :math:`V^\pi_{h+1} \ge 0`).
     """
-    pi = np.asarray(policy, dtype=np.float64)
+    pi = real_array(policy, "policy", shape=("n_reps", "H", "S", "A"))
+    check_simplex(pi, "policy")
+    counts, rewards, log_term, scale, stationary = _check_counts(counts, rewards, pi.shape, log_term, scale,
+                                                                 stationary)
     model = _pessimistic_model(counts, rewards, pi.shape[1], log_term=log_term, scale=scale, stationary=stationary)
     return _pessimistic_eval(model, pi)
+
+
+def _check_counts(counts, rewards, shape, log_term, scale, stationary):
+    """The checked ``(counts, rewards, log_term, scale, stationary)`` of policies of ``shape (n_reps, H, S, A)``."""
+    n_reps, h_, s_, a_ = shape
+    stationary = check_flag(stationary, "stationary")
+    rewards = real_array(rewards, "rewards", shape=(h_, s_, a_), low=0.0, high=1.0)
+    counts = real_array(counts, "counts", shape=(n_reps, 1 if stationary else h_, s_, a_, s_), low=0.0)
+    return (counts, rewards, check_float(log_term, "log_term", minimum=0.0),
+            check_float(scale, "scale", minimum=0.0), stationary)
 
 
 def _pessimistic_model(counts, rewards, horizon, *, log_term, scale, stationary):
@@ -150,7 +202,7 @@ def _pessimistic_model(counts, rewards, horizon, *, log_term, scale, stationary)
     p_hat = counts / n1[..., None]
     stages = np.arange(horizon)
     hc = np.zeros(horizon, dtype=np.int64) if stationary else stages
-    b = pessimism_bonus(n1[:, hc], stages[None, :, None, None], horizon, log_term=log_term, scale=scale)
+    b = _bonus(n1[:, hc], stages[None, :, None, None], horizon, log_term, scale)
     return rew, p_hat, hc, b, n_all[:, hc] > 0
 
 

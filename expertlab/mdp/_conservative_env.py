@@ -61,7 +61,7 @@ import numpy as np
 from .._validation import check_float, check_int, check_open_unit
 from ..sim._protocol import EnvSpec, Environment, Metric
 from ._conservative import _evaluate
-from ._conservative_policies import ConservativeBaseline, MixedPlan, mix_policies
+from ._conservative_policies import ConservativeBaseline, MixedPlan, _mix, mix_policies
 from ._episodic import _check_policy, _check_single, _EpisodeData, _regret_metrics, _rollout
 from ._models import FiniteHorizonMDP
 from ._planning import backward_induction
@@ -231,7 +231,7 @@ class ConservativeMDP(Environment):
             raise ValueError(f"MixedPlan.step_weight and episode_prob must have shape ({n_reps},), got {w.shape} "
                              f"and {eps.shape}")
         traj = _rollout(ep.cdf, ep.rewards, pi, np.asarray(keys), ep.initial_state)
-        v_mix = _evaluate(self.model, mix_policies(opt, data.baseline_policy, w))[:, 0, ep.initial_state]
+        v_mix = _evaluate(self.model, _mix(opt, data.baseline_policy, w))[:, 0, ep.initial_state]
         value = eps * v_mix + (1.0 - eps) * data.played_baseline_value
         info = {"value": value, "return": traj.rewards.sum(axis=1), "optimal_value": ep.optimal_value,
                 "threshold": data.threshold, "baseline_mass": 1.0 - eps * w, "policy": pi}
@@ -289,4 +289,4 @@ def conservative(model, baseline: ConservativeBaseline, *, alpha: float = 0.2, i
     >>> res.metrics["regret"].shape, int(res.metrics["violations"].max())
     ((13, 3), 0)
     """
-    return ConservativeMDP(model, baseline, alpha, initial_state, baseline_value, name or "", params)
+    return ConservativeMDP(model, baseline, alpha, initial_state, baseline_value, "" if name is None else name, params)

@@ -22,8 +22,9 @@ import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
 from .._repr import short_repr
-from .._validation import check_int, check_open_unit
-from ._conservative import _check_stochastic, _evaluate, _pessimistic_eval, _pessimistic_model
+from .._validation import check_float, check_int, check_open_unit, check_simplex
+from ._checks import check_keys, int_array, real_array
+from ._conservative import _check_counts, _check_stochastic, _evaluate, _pessimistic_eval, _pessimistic_model
 from ._episodic import _check_single, sample_episodes
 from ._models import FiniteHorizonMDP
 
@@ -47,12 +48,33 @@ class ConservativeBaseline:
         (exact if known).
     n_samples : int
         Offline trajectories it was learned from (0 if known).
+
+    Raises
+    ------
+    TypeError
+        If ``policy`` does not hold real numbers, ``value`` or ``reference`` is not a real number, or
+        ``n_samples`` is not an integer.
+    ValueError
+        If ``policy`` is not an array ``(H, S, A)`` with rows on the simplex, ``value`` or ``reference`` is not
+        finite, ``value > reference``, or ``n_samples < 0``.
     """
 
     policy: np.ndarray
     value: float
     reference: float
     n_samples: int = 0
+
+    def __post_init__(self):
+        pi = real_array(self.policy, "policy", ndim=3)
+        check_simplex(pi, "policy")
+        value, reference = check_float(self.value, "value"), check_float(self.reference, "reference")
+        if value > reference + 1e-12 * max(1.0, abs(reference)):
+            raise ValueError(f"value (a lower bound on the baseline's value) must be <= reference (an upper bound), "
+                             f"got value={value} > reference={reference}")
+        object.__setattr__(self, "policy", pi)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "reference", reference)
+        object.__setattr__(self, "n_samples", check_int(self.n_samples, "n_samples", minimum=0))
 
 
 @short_repr
@@ -79,6 +101,14 @@ class MixedPlan:
         Lower bound on the expected value of the episode (added to the budget).
     policy : ndarray of int, shape (n_reps, H, S), or None
         The deterministic policy drawn for the episode (``None`` before the draw).
+
+    Raises
+    ------
+    TypeError
+        If ``optimistic`` or ``policy`` is not an integer array, or a weight does not hold real numbers.
+    ValueError
+        If the shapes disagree (``(n_reps, H, S)`` and ``(n_reps,)``), an action is negative, or
+        ``step_weight`` or ``episode_prob`` lies outside [0, 1] (``credit`` may be NaN: no credit).
     """
 
     optimistic: np.ndarray
@@ -86,6 +116,18 @@ class MixedPlan:
     episode_prob: np.ndarray
     credit: np.ndarray
     policy: np.ndarray | None = None
+
+    def __post_init__(self):
+        opt = int_array(self.optimistic, "optimistic", ndim=3, low=0)
+        n = opt.shape[0]
+        fields = {"optimistic": opt,
+                  "step_weight": real_array(self.step_weight, "step_weight", shape=(n,), low=0.0, high=1.0),
+                  "episode_prob": real_array(self.episode_prob, "episode_prob", shape=(n,), low=0.0, high=1.0),
+                  "credit": real_array(self.credit, "credit", shape=(n,), finite=False)}
+        if self.policy is not None:
+            fields["policy"] = int_array(self.policy, "policy", shape=opt.shape, low=0)
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
 
 def sample_mixed_policy(plan: MixedPlan, baseline_policy, keys) -> np.ndarray:
@@ -102,6 +144,15 @@ def sample_mixed_policy(plan: MixedPlan, baseline_policy, keys) -> np.ndarray:
     Returns
     -------
     ndarray of int64, shape (n_reps, H, S)
+
+    Raises
+    ------
+    TypeError
+        If ``plan`` is not a :class:`MixedPlan`, ``baseline_policy`` does not hold real numbers or ``keys``
+        does not hold integers.
+    ValueError
+        If ``baseline_policy`` is not ``(H, S, A)`` with rows on the simplex, has fewer actions than
+        ``plan.optimistic`` uses, or ``keys`` does not have one key per replication.
 
     Notes
     -----
@@ -120,9 +171,23 @@ def sample_mixed_policy(plan: MixedPlan, baseline_policy, keys) -> np.ndarray:
     >>> sample_mixed_policy(plan, np.array([[[1.0, 0.0]]]), np.arange(2, dtype=np.uint64))[:, 0, 0]
     array([1, 0])
     """
+    if not isinstance(plan, MixedPlan):
+        raise TypeError(f"plan must be a MixedPlan, got {type(plan).__name__}")
+    opt = plan.optimistic
+    n_reps, h_, s_ = opt.shape
+    base = real_array(baseline_policy, "baseline_policy", shape=(h_, s_, "A"))
+    check_simplex(base, "baseline_policy")
+    a_ = base.shape[-1]
+    if opt.size and int(opt.max()) >= a_:
+        raise ValueError(f"plan.optimistic has actions up to {int(opt.max())}, baseline_policy has {a_} actions")
+    keys = check_keys(keys, "keys", n_reps)
+    return _sample_mixed(plan, base, keys)
+
+
+def _sample_mixed(plan: MixedPlan, base, keys):
+    """:func:`sample_mixed_policy` without the checks."""
     opt = np.asarray(plan.optimistic)
     n_reps, h_, s_ = opt.shape
-    base = np.asarray(baseline_policy, dtype=np.float64)
     a_ = base.shape[-1]
     u = uniform(np.asarray(keys)[:, None], np.arange(1 + 2 * h_ * s_, dtype=np.uint64)[None, :])
     chosen = u[:, 0] < np.asarray(plan.episode_prob)
@@ -236,7 +301,9 @@ def mix_policies(optimistic, baseline, weight) -> np.ndarray:
     Parameters
     ----------
     optimistic : integer array, shape (n_reps, H, S)
+        Actions in ``[0, A - 1]``.
     baseline : array, shape (H, S, A) or (n_reps, H, S, A)
+        Rows (last axis) on the simplex.
     weight : array, shape (n_reps,)
         Mixing weights in [0, 1].
 
@@ -244,14 +311,35 @@ def mix_policies(optimistic, baseline, weight) -> np.ndarray:
     -------
     ndarray, shape (n_reps, H, S, A)
 
+    Raises
+    ------
+    TypeError
+        If ``optimistic`` is not an integer array, or ``baseline`` or ``weight`` does not hold real numbers.
+    ValueError
+        If a shape does not match, an action lies outside ``[0, A - 1]``, ``baseline`` is not on the simplex
+        or ``weight`` lies outside [0, 1].
+
     Examples
     --------
     >>> import numpy as np
     >>> mix_policies(np.array([[[1]]]), np.array([[[1.0, 0.0]]]), np.array([0.25]))[0, 0, 0]
     array([0.75, 0.25])
     """
+    base = real_array(baseline, "baseline")
+    if base.ndim not in (3, 4):
+        raise ValueError(f"baseline must have shape (H, S, A) or (n_reps, H, S, A), got {base.shape}")
+    check_simplex(base, "baseline")
+    h_, s_, a_ = base.shape[-3:]
+    opt = int_array(optimistic, "optimistic", shape=("n_reps", h_, s_), low=0, high=a_ - 1)
+    if base.ndim == 4 and base.shape[0] != opt.shape[0]:
+        raise ValueError(f"baseline has {base.shape[0]} replications, optimistic {opt.shape[0]}")
+    w = real_array(weight, "weight", shape=(opt.shape[0],), low=0.0, high=1.0)
+    return _mix(opt, base, w)
+
+
+def _mix(optimistic, base, weight):
+    """:func:`mix_policies` without the checks."""
     w = np.asarray(weight, dtype=np.float64)[:, None, None, None]
-    base = np.asarray(baseline, dtype=np.float64)
     return w * (np.asarray(optimistic)[..., None] == np.arange(base.shape[-1])) + (1.0 - w) * base
 
 
@@ -270,7 +358,7 @@ def stepmix_weight(counts, rewards, optimistic, baseline, threshold, initial_sta
     initial_state : int
     log_term, scale, stationary
         As in :func:`pessimistic_values`.
-    n_bisect : int
+    n_bisect : int in [0, 60]
         Bisection steps (precision :math:`2^{-n}`).
 
     Returns
@@ -279,6 +367,16 @@ def stepmix_weight(counts, rewards, optimistic, baseline, threshold, initial_sta
     lower : ndarray, shape (n_reps,)
         Pessimistic value :math:`\underline V_1(s_1)` of the mixture at ``weight``
         (``nan`` where the weight is 0: the baseline's own value is then used).
+
+    Raises
+    ------
+    TypeError
+        If an array does not hold the numbers it should (``optimistic``: integers), a scalar is not a
+        number, or ``stationary`` is not a bool.
+    ValueError
+        As :func:`pessimistic_values`, and if ``baseline`` is not ``(H, S, A)`` on the simplex, an action of
+        ``optimistic`` lies outside ``[0, A - 1]``, ``threshold`` is not finite, ``initial_state`` is not a
+        state or ``n_bisect`` lies outside [0, 60].
 
     Notes
     -----
@@ -289,6 +387,22 @@ def stepmix_weight(counts, rewards, optimistic, baseline, threshold, initial_sta
     :math:`g(w) \ge` ``threshold`` or :math:`w = 0`; for monotone :math:`g`, :math:`w` is within
     :math:`2^{-n}` of the largest such weight.
     """
+    base = real_array(baseline, "baseline", ndim=3)
+    check_simplex(base, "baseline")
+    h_, s_, a_ = base.shape
+    opt = int_array(optimistic, "optimistic", shape=("n_reps", h_, s_), low=0, high=a_ - 1)
+    counts, rewards, log_term, scale, stationary = _check_counts(counts, rewards, (*opt.shape, a_), log_term, scale,
+                                                                 stationary)
+    threshold = check_float(threshold, "threshold")
+    initial_state = check_int(initial_state, "initial_state", minimum=0, maximum=s_ - 1)
+    n_bisect = check_int(n_bisect, "n_bisect", minimum=0, maximum=60)
+    return _stepmix_weight(counts, rewards, opt, base, threshold, initial_state, log_term=log_term, scale=scale,
+                           stationary=stationary, n_bisect=n_bisect)
+
+
+def _stepmix_weight(counts, rewards, optimistic, baseline, threshold, initial_state, *, log_term, scale, stationary,
+                    n_bisect):
+    """:func:`stepmix_weight` without the checks."""
     opt = np.asarray(optimistic)
     n_reps = opt.shape[0]
     model = _pessimistic_model(counts, rewards, opt.shape[1], log_term=log_term, scale=scale, stationary=stationary)
@@ -332,6 +446,14 @@ def epsmix_probability(lower, baseline_value, alpha, reference=None):
     -------
     ndarray, shape (n_reps,)
 
+    Raises
+    ------
+    TypeError
+        If ``lower`` does not hold real numbers or a scalar is not a real number.
+    ValueError
+        If ``lower`` is not one-dimensional or has a NaN or infinite value, ``baseline_value`` or
+        ``reference`` is not finite, or ``alpha`` lies outside (0, 1).
+
     Notes
     -----
     The expected value of the episode is :math:`\epsilon V^{\rm opt} + (1 - \epsilon) V_b`;
@@ -353,7 +475,10 @@ def epsmix_probability(lower, baseline_value, alpha, reference=None):
     >>> epsmix_probability(np.array([0.0, 0.5, 2.0]), 1.0, 0.2)
     array([0.2, 0.4, 1. ])
     """
-    lower = np.asarray(lower, dtype=np.float64)
+    lower = real_array(lower, "lower", ndim=1)
+    baseline_value = check_float(baseline_value, "baseline_value")
+    alpha = check_open_unit(alpha, "alpha")
+    reference = check_float(reference, "reference", allow_none=True)
     ref = baseline_value if reference is None else reference
     thr, gap = (1.0 - alpha) * ref, baseline_value - lower
     eps = np.where(gap > 0, max(baseline_value - thr, 0.0) / np.where(gap > 0, gap, 1.0), 0.0)

@@ -25,10 +25,10 @@ import numpy as np
 
 from .._validation import check_float, check_in, check_int, check_open_unit
 from ..sim._protocol import Learner
-from ._conservative import pessimistic_values
+from ._conservative import _pessimistic_eval, _pessimistic_model
 from ._conservative_env import CONSERVATIVE_EPISODE
-from ._conservative_policies import (ConservativeBaseline, MixedPlan, epsmix_probability, mix_policies,
-                                     sample_mixed_policy, stepmix_weight)
+from ._conservative_policies import (ConservativeBaseline, MixedPlan, _mix, _sample_mixed, _stepmix_weight,
+                                     epsmix_probability)
 from ._episodic import episode_sizes, n_episodes_of
 from ._ucbvi import BONUSES, UCBVIState, optimistic_q_values, ucbvi
 
@@ -119,10 +119,11 @@ def _conservative(name, rule, *, alpha=None, delta=0.1, bonus="hoeffding", bonus
             return MixedPlan(opt, ones, ones, np.full(n_reps, np.nan))
         if rule == "stepmix":
             thr = (1.0 - alpha_) * state.reference
-            w, low = stepmix_weight(ucb.counts, ucb.rewards, opt, base_pi, thr, s0, n_bisect=n_bisect, **kw)
+            w, low = _stepmix_weight(ucb.counts, ucb.rewards, opt, base_pi, thr, s0, n_bisect=n_bisect, **kw)
             credit = np.where(w > 0, low, state.baseline_value)
             return MixedPlan(opt, w, ones, credit)
-        low = pessimistic_values(ucb.counts, ucb.rewards, mix_policies(opt, base_pi, ones), **kw)[:, 0, s0]
+        model = _pessimistic_model(ucb.counts, ucb.rewards, opt.shape[1], **kw)
+        low = _pessimistic_eval(model, _mix(opt, base_pi, ones))[:, 0, s0]
         if rule == "epsmix":
             eps = epsmix_probability(low, state.baseline_value, alpha_, state.reference)
             return MixedPlan(opt, ones, eps, eps * low + (1.0 - eps) * state.baseline_value)
@@ -134,7 +135,7 @@ def _conservative(name, rule, *, alpha=None, delta=0.1, bonus="hoeffding", bonus
         mixed = plan(state)
         if keys is None:
             raise ValueError(f"learner {name!r} draws its coins from the round keys: act needs keys")
-        return dataclasses.replace(mixed, policy=sample_mixed_policy(mixed, state.baseline_policy, keys)), state
+        return dataclasses.replace(mixed, policy=_sample_mixed(mixed, state.baseline_policy, np.asarray(keys))), state
 
     def update(state: ConservativeState, mixed: MixedPlan, trajectory, keys=None) -> ConservativeState:
         ucb = inner.update(state.ucb, mixed.policy, trajectory)

@@ -52,14 +52,51 @@ def _check_radius(radius, xp, dtype):
     return rho
 
 
+def _check_values(values, n_states):
+    xp = _array(values, "values")
+    if values.ndim < 1 or values.shape[-1] != n_states:
+        raise ValueError(f"values must have shape (..., {n_states}), got {tuple(values.shape)}")
+    if not bool(xp.all(xp.isfinite(values))):
+        raise ValueError("values contains NaN or infinite values")
+    return values
+
+
 def mixture_value_features(features, values):
     r"""``z[..., s, a, i] = sum_t features[i, s, a, t] values[..., t]``, shape ``(..., S, A, d)``.
 
     Parameters
     ----------
     features : array (d, S, A, S)
+        Base kernels (each ``features[i]`` a kernel).
     values : array (..., S)
+
+    Returns
+    -------
+    array (..., S, A, d)
+
+    Raises
+    ------
+    TypeError
+        If ``features`` or ``values`` is not a NumPy or CuPy array of a real floating dtype.
+    ValueError
+        If ``features`` is not ``(d, S, A, S)`` with kernel rows, or ``values`` is not ``(..., S)`` or has
+        a NaN or infinite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> phi = np.stack([np.eye(2)[:, None, :], np.eye(2)[::-1][:, None, :]])  # stay / swap, A = 1
+    >>> mixture_value_features(phi, np.array([0.0, 1.0]))[:, 0]      # (z_stay, z_swap) in each state
+    array([[0., 1.],
+           [1., 0.]])
     """
+    _check_features(features)
+    _check_values(values, features.shape[1])
+    return _value_features(features, values)
+
+
+def _value_features(features, values):
+    """:func:`mixture_value_features` without the checks."""
     xp = get_namespace(features, values)
     z = xp.matmul(features, values[..., None, None, :, None])[..., 0]  # (..., d, S, A)
     return xp.moveaxis(z, -3, -1)
@@ -90,9 +127,52 @@ def mixture_robust_backup(features, theta, values, radius, divergence: str = "tv
         The worst-case expectation.
     worst_theta : array (..., S, A, d)
         The adversary's weight for each (s, a).
+
+    Raises
+    ------
+    TypeError
+        If an array is not a NumPy or CuPy array of a real floating dtype.
+    ValueError
+        If ``features`` is not ``(d, S, A, S)`` with kernel rows, ``theta`` is not on the simplex or has
+        the wrong last axis, ``values`` is not ``(..., S)`` or not finite, ``radius`` is negative or not
+        finite, the leading axes do not broadcast, or ``divergence`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> phi = np.stack([np.eye(2)[:, None, :], np.eye(2)[::-1][:, None, :]])  # stay / swap, A = 1
+    >>> value, worst = mixture_robust_backup(phi, np.array([0.5, 0.5]), np.array([0.0, 1.0]), 0.25)
+    >>> value[:, 0]                    # the adversary moves a quarter of the weight to the worse kernel
+    array([0.25, 0.25])
     """
+    _check_features(features)
+    _check_theta(theta, features.shape[0])
+    _check_values(values, features.shape[1])
+    check_in(divergence, "divergence", DIVERGENCES)
     xp = get_namespace(features, values)
-    z = mixture_value_features(features, values)
+    _check_radius(radius, xp, features.dtype)
+    z_shape = (*values.shape[:-1], *features.shape[1:3])
+    th_axes = (tuple(theta.shape[:-1]) if theta.ndim >= 3 and tuple(theta.shape[-3:-1]) == z_shape[-2:]
+               else (*theta.shape[:-1], 1, 1))
+    rho_shape = tuple(xp.asarray(radius).shape)
+    try:
+        shape = xp.broadcast_shapes(z_shape, th_axes)
+    except ValueError:
+        raise ValueError(f"the leading axes of theta {tuple(theta.shape)} and values {tuple(values.shape)} do not "
+                         "broadcast") from None
+    try:
+        fits = xp.broadcast_shapes(shape, rho_shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"radius of shape {rho_shape} does not broadcast to the (..., S, A) shape {shape}")
+    return _robust_backup(features, theta, values, radius, divergence)
+
+
+def _robust_backup(features, theta, values, radius, divergence):
+    """:func:`mixture_robust_backup` without the checks."""
+    xp = get_namespace(features, values)
+    z = _value_features(features, values)
     th = theta if theta.ndim >= 3 and tuple(theta.shape[-3:-1]) == tuple(z.shape[-3:-1]) else theta[..., None, None, :]
     shape = xp.broadcast_shapes(tuple(z.shape), tuple(th.shape))
     rho = xp.asarray(radius, dtype=z.dtype)
@@ -254,7 +334,7 @@ def mixture_robust_value_iteration(features, theta=None, rewards=None, gamma=Non
         batch = xp.broadcast_shapes(batch, tuple(policy.shape[:-1]))
 
     def backup(v):
-        inf, wt = mixture_robust_backup(phi, th, v, rho, divergence)
+        inf, wt = _robust_backup(phi, th, v, rho, divergence)
         return r + gamma * inf, wt
 
     def select(q):
@@ -348,7 +428,7 @@ def mixture_robust_backward_induction(features, theta, rewards, *, radius, diver
     v = xp.zeros((*batch, n_s), dtype=features.dtype)
     vs, qs, ws = [v], [], []
     for h in range(horizon - 1, -1, -1):
-        inf, wt = mixture_robust_backup(features, theta, v, rho, divergence)
+        inf, wt = _robust_backup(features, theta, v, rho, divergence)
         q = xp.broadcast_to(rewards[..., h, :, :] + inf, (*batch, n_s, n_a))
         v = xp.max(q, axis=-1) if policy is None else _take_policy(q, policy[..., h, :], xp)
         vs.append(v)

@@ -20,8 +20,8 @@ import numpy as np
 from .._random import rep_key, seed_to_uint64, stream_key, uniform
 from .._repr import short_repr
 from .._validation import check_float, check_in, check_int, check_open_unit
-from ._dr_linear_mixture import (_check_features, _check_radius, _check_theta, mixture_robust_backup,
-                                 mixture_value_features)
+from ._checks import real_array
+from ._dr_linear_mixture import _check_features, _check_radius, _check_theta, _robust_backup, _value_features
 from ._models import _array, check_kernel
 from ._robust import DIVERGENCES
 
@@ -141,11 +141,42 @@ def sample_offline_dataset(features, theta, n_samples: int, n_reps: int, *, beha
 def simplex_projection(x):
     r"""Euclidean projection of each row of ``x (..., d)`` onto the probability simplex.
 
+    Parameters
+    ----------
+    x : array (..., d)
+        Real, finite, ``d >= 1``.
+
+    Returns
+    -------
+    ndarray (..., d)
+        The nearest point of the simplex to each row (Euclidean norm).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` does not hold real numbers.
+    ValueError
+        If ``x`` has no axis, an empty last axis, or a NaN or infinite value.
+
+    References
+    ----------
+    Held, Wolfe & Crowder, "Validation of subgradient optimization", Math. Programming 6, 1974 (the
+    sort-and-threshold projection); Duchi, Shalev-Shwartz, Singer & Chandra, "Efficient projections onto
+    the l1-ball for learning in high dimensions", ICML 2008, Fig. 1.
+
     Examples
     --------
     >>> simplex_projection(np.array([0.8, 0.6, -0.2]))
     array([0.6, 0.4, 0. ])
     """
+    x = real_array(x, "x")
+    if x.ndim < 1 or x.shape[-1] < 1:
+        raise ValueError(f"x must have shape (..., d) with d >= 1, got {x.shape}")
+    return _project_simplex(x)
+
+
+def _project_simplex(x):
+    """:func:`simplex_projection` without the checks."""
     u = -np.sort(-x, axis=-1)
     css = np.cumsum(u, axis=-1) - 1.0
     k = np.arange(1, x.shape[-1] + 1)
@@ -204,9 +235,9 @@ def _plan(features, rewards, radius, divergence, n_reps, estimate):
     vs, qs, ths, betas = [v], [], [], []
     for h in range(horizon - 1, -1, -1):
         th, lam_inv, beta_h = estimate(h, v)
-        z = mixture_value_features(features, v)  # (R, S, A, d)
+        z = _value_features(features, v)  # (R, S, A, d)
         bonus = np.sqrt(np.maximum(np.einsum("rsai,rij,rsaj->rsa", z, lam_inv, z), 0.0))
-        inf, _ = mixture_robust_backup(features, th, v, radius, divergence)
+        inf, _ = _robust_backup(features, th, v, radius, divergence)
         q = np.clip(rewards[h] + inf - beta_h * bonus, 0.0, float(horizon - h))
         v = q.max(axis=-1)
         vs.append(v)
@@ -299,11 +330,11 @@ def dr_vtr(features, rewards, data, *, radius, divergence: str = "tv", beta_scal
     n_sa = counts.sum(axis=-1)
 
     def estimate(h, v):
-        z = mixture_value_features(features, v)  # (R, S, A, d)
+        z = _value_features(features, v)  # (R, S, A, d)
         lam = ridge * np.eye(d) + np.einsum("rsa,rsai,rsaj->rij", n_sa, z, z)
         b = np.einsum("rsai,rsat,rt->ri", z, counts, v)
         lam_inv = np.linalg.inv(lam)
-        th = simplex_projection(np.einsum("rij,rj->ri", lam_inv, b))
+        th = _project_simplex(np.einsum("rij,rj->ri", lam_inv, b))
         span = float(horizon - h - 1)
         beta_h = beta_scale * _beta(span / 2.0, d * span ** 2, d, data.n_samples, ridge, delta) if span > 0 else 0.0
         return th, lam_inv, beta_h
@@ -367,7 +398,7 @@ def dr_ttr(features, rewards, data, *, radius, divergence: str = "tv", beta_scal
     lam = ridge * np.eye(d) + np.einsum("rsa,saij->rij", n_sa, gram)
     b = np.einsum("rsat,isat->ri", counts, features)
     lam_inv = np.linalg.inv(lam)
-    th = simplex_projection(np.einsum("rij,rj->ri", lam_inv, b))
+    th = _project_simplex(np.einsum("rij,rj->ri", lam_inv, b))
     root = _beta(1.0, 1.0, d, data.n_samples, ridge, delta)
 
     def estimate(h, v):

@@ -56,6 +56,7 @@ import numpy as np
 from .._random import uniform
 from .._repr import short_repr
 from .._validation import check_int
+from ._checks import check_keys, int_array
 from ..sim._protocol import EnvSpec, Environment, Metric
 from ._models import FiniteHorizonMDP
 from ._planning import backward_induction
@@ -205,6 +206,16 @@ def sample_episodes(mdp: FiniteHorizonMDP, policy, keys, initial_state: int):
     Trajectory
         ``(states (n_reps, H + 1), actions (n_reps, H), rewards (n_reps, H))``.
 
+    Raises
+    ------
+    TypeError
+        If ``mdp`` is not a :class:`FiniteHorizonMDP`, ``policy`` is not an
+        integer array or ``keys`` does not hold integers.
+    ValueError
+        If ``mdp`` has batch axes, ``policy`` has the wrong shape or an
+        action outside ``[0, A - 1]``, ``keys`` does not have one key per
+        replication, or ``initial_state`` is not a state.
+
     Notes
     -----
     The next state is the inverse CDF of :math:`P_h(\cdot | s_h, a_h)` at the
@@ -224,8 +235,13 @@ def sample_episodes(mdp: FiniteHorizonMDP, policy, keys, initial_state: int):
     array([[0, 1, 1, 1],
            [0, 1, 1, 1]])
     """
+    mdp = _check_single(mdp)
+    h_, s_, a_ = mdp.horizon, mdp.n_states, mdp.n_actions
+    pi = int_array(policy, "policy", shape=("n_reps", h_, s_), low=0, high=a_ - 1)
+    keys = check_keys(keys, "keys", pi.shape[0])
+    s0 = check_int(initial_state, "initial_state", minimum=0, maximum=s_ - 1)
     p = np.asarray(mdp.transitions)
-    return _rollout(np.cumsum(p, axis=-1), np.asarray(mdp.rewards), np.asarray(policy), keys, initial_state)
+    return _rollout(np.cumsum(p, axis=-1), np.asarray(mdp.rewards), pi, keys, s0)
 
 
 def n_episodes_of(spec: EnvSpec) -> int:
@@ -430,4 +446,4 @@ def episodic(model, initial_state: int = 0, *, name: str | None = None, params=N
     >>> res.unit, env.optimal_value(), res.metrics["regret"][-1].tolist()   # state 1 pays 1 forever
     ('episode', 3.0, [0.0, 0.0, 0.0])
     """
-    return EpisodicMDP(model, initial_state, name or "", params)
+    return EpisodicMDP(model, initial_state, "" if name is None else name, params)

@@ -14,7 +14,7 @@ import dataclasses
 
 from .._backend import get_namespace
 from .._repr import short_repr
-from .._validation import check_float, check_int
+from .._validation import check_array_size, check_float, check_int
 from ..sim._protocol import Environment
 
 __all__ = ["TabularMDP", "FiniteHorizonMDP", "LinearMixtureMDP", "EpisodeEnvironment", "check_kernel",
@@ -237,6 +237,7 @@ class FiniteHorizonMDP(_KernelShape, EpisodeEnvironment):
             raise ValueError(f"transitions must have shape (..., S, A, S), got {tuple(transitions.shape)}")
         xp = get_namespace(transitions)
         b = transitions.shape[:-3]
+        check_array_size((*b, horizon, *transitions.shape[-3:]), "horizon")  # the checks scan every stage
         p = xp.broadcast_to(transitions[..., None, :, :, :], (*b, horizon, *transitions.shape[-3:]))
         if tuple(rewards.shape) != tuple(transitions.shape[:-1]):
             raise ValueError(f"rewards must have shape {tuple(transitions.shape[:-1])}, got {tuple(rewards.shape)}")

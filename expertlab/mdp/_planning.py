@@ -18,7 +18,7 @@ import numpy as np
 from .._backend import get_namespace
 from .._repr import short_repr
 from .._validation import check_float, check_int
-from ._models import FiniteHorizonMDP, TabularMDP
+from ._models import FiniteHorizonMDP, TabularMDP, _array, check_kernel
 
 __all__ = ["PlanningResult", "FiniteHorizonResult", "value_iteration", "policy_iteration", "policy_evaluation",
            "backward_induction", "bellman_backup"]
@@ -155,7 +155,60 @@ def _as_arrays(transitions, rewards, gamma):
 
 
 def bellman_backup(transitions, rewards, gamma, values):
-    r"""``Q = r + gamma P V``: shape ``(..., S, A)`` for ``values`` of shape ``(..., S)``."""
+    r"""``Q = r + gamma P V``: shape ``(..., S, A)`` for ``values`` of shape ``(..., S)``.
+
+    Parameters
+    ----------
+    transitions : array (..., S, A, S)
+        Rows (last axis) on the simplex.
+    rewards : array (..., S, A)
+    gamma : float in [0, 1]
+        ``1`` is the undiscounted backup of a finite-horizon stage.
+    values : array (..., S)
+
+    Returns
+    -------
+    array (..., S, A)
+        The leading axes of the three arrays broadcast together.
+
+    Raises
+    ------
+    TypeError
+        If an array is not a NumPy or CuPy array of a real floating dtype, or ``gamma`` is not a real number.
+    ValueError
+        If ``transitions`` is not a kernel, ``rewards`` or ``values`` has the wrong trailing shape or a NaN or
+        infinite value, the leading axes do not broadcast, or ``gamma`` lies outside [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]])   # S = A = 2
+    >>> bellman_backup(p, np.zeros((2, 2)), 0.5, np.array([0.0, 2.0]))
+    array([[0., 1.],
+           [1., 1.]])
+    """
+    check_kernel(transitions, "transitions")
+    if transitions.ndim < 3 or transitions.shape[-3] != transitions.shape[-1]:
+        raise ValueError(f"transitions must have shape (..., S, A, S), got {tuple(transitions.shape)}")
+    gamma = check_float(gamma, "gamma", minimum=0.0, maximum=1.0)
+    s, a = transitions.shape[-3], transitions.shape[-2]
+    for arr, name, tail in ((rewards, "rewards", (s, a)), (values, "values", (s,))):
+        xp = _array(arr, name)
+        if tuple(arr.shape[arr.ndim - len(tail):]) != tail or arr.ndim < len(tail):
+            raise ValueError(f"{name} must have shape (..., {', '.join(map(str, tail))}), got {tuple(arr.shape)}")
+        if not bool(xp.all(xp.isfinite(arr))):
+            raise ValueError(f"{name} contains NaN or infinite values")
+    try:
+        xp.broadcast_shapes(tuple(transitions.shape[:-3]), tuple(rewards.shape[:-2]), tuple(values.shape[:-1]))
+    except ValueError:
+        raise ValueError(f"the leading (batch) axes of transitions {tuple(transitions.shape[:-3])}, rewards "
+                         f"{tuple(rewards.shape[:-2])} and values {tuple(values.shape[:-1])} do not "
+                         "broadcast") from None
+    return _backup(transitions, rewards, gamma, values)
+
+
+def _backup(transitions, rewards, gamma, values):
+    """:func:`bellman_backup` without the checks (the planners' inner loops)."""
     xp = get_namespace(transitions, values)
     s, a = transitions.shape[-3], transitions.shape[-2]
     flat = xp.reshape(transitions, (*transitions.shape[:-3], s * a, s))  # one matrix-vector product per MDP
@@ -228,11 +281,11 @@ def _evaluate(transitions, rewards, gamma, pi):
 
 def _certify(p, r, gamma, v, n_iter, converged, path):
     xp = get_namespace(p)
-    q = bellman_backup(p, r, gamma, v)
+    q = _backup(p, r, gamma, v)
     pi = xp.argmax(q, axis=-1)
     res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
     vp = _evaluate(p, r, gamma, pi)
-    pres = xp.max(xp.abs(xp.max(bellman_backup(p, r, gamma, vp), axis=-1) - vp), axis=-1)
+    pres = xp.max(xp.abs(xp.max(_backup(p, r, gamma, vp), axis=-1) - vp), axis=-1)
     return PlanningResult(v, q, pi, vp, res, pres, n_iter, converged, gamma, np.asarray(path, dtype=np.float64))
 
 
@@ -297,7 +350,7 @@ def value_iteration(transitions, rewards=None, gamma=None, *, epsilon: float = 1
     n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
     path = []
     for _ in range(max_iter):
-        v_new = xp.max(bellman_backup(p, r, gamma, v), axis=-1)
+        v_new = xp.max(_backup(p, r, gamma, v), axis=-1)
         delta = xp.max(xp.abs(v_new - v), axis=-1)
         path.append(largest_active(delta, active, xp))
         v = xp.where(active[..., None], v_new, v)
@@ -361,7 +414,7 @@ def policy_iteration(transitions, rewards=None, gamma=None, *, max_iter: int = 1
     path = []
     for _ in range(max_iter):
         v = _evaluate(p, r, gamma, pi)
-        q = bellman_backup(p, r, gamma, v)
+        q = _backup(p, r, gamma, v)
         q_cur = xp.take_along_axis(q, pi[..., None], axis=-1)[..., 0]
         path.append(largest_active(xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1), active, xp))
         best = xp.argmax(q, axis=-1)
@@ -373,7 +426,7 @@ def policy_iteration(transitions, rewards=None, gamma=None, *, max_iter: int = 1
         if not bool(xp.any(active)):
             break
     v = _evaluate(p, r, gamma, pi)
-    q = bellman_backup(p, r, gamma, v)
+    q = _backup(p, r, gamma, v)
     res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
     return PlanningResult(v, q, pi, v, res, res, n_iter, ~active, gamma, np.asarray(path, dtype=np.float64))
 
@@ -416,7 +469,7 @@ def backward_induction(mdp: FiniteHorizonMDP) -> FiniteHorizonResult:
     v = xp.zeros((*mdp.batch_shape, mdp.n_states), dtype=p.dtype)
     vs, qs = [v], []
     for h in range(mdp.horizon - 1, -1, -1):
-        q = bellman_backup(p[..., h, :, :, :], r[..., h, :, :], 1.0, v)
+        q = _backup(p[..., h, :, :, :], r[..., h, :, :], 1.0, v)
         v = xp.max(q, axis=-1)
         vs.append(v)
         qs.append(q)

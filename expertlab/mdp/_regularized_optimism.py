@@ -55,7 +55,7 @@ from .._validation import check_float, check_int, check_open_unit
 from ..sim import EnvSpec, Environment, Learner, Metric
 from ._models import LinearMixtureMDP, check_gamma
 from ._planning import policy_iteration
-from ._ucrl_vtr import sherman_morrison
+from ._ucrl_vtr import _sherman_morrison
 
 __all__ = ["LinearMixtureStream", "StreamAction", "StreamState", "regularized_optimism", "uclk",
            "regularized_value_iteration", "extended_value_iteration", "confidence_radius"]
@@ -249,11 +249,40 @@ def confidence_radius(dim: int, gamma: float, horizon: int, *, delta: float = 0.
     :math:`1/(2(1-\gamma))`-sub-Gaussian noise, :math:`\|x\|_2^2 \le d/(1-\gamma)^2`,
     :math:`\|\theta\|_2 \le 1`, fixed at the planned horizon :math:`T`.
 
+    Parameters
+    ----------
+    dim : int >= 1
+        :math:`d`.
+    gamma : float in [0, 1)
+    horizon : int >= 1
+        :math:`T`, the planned number of steps.
+    delta : float in (0, 1)
+    lam : float > 0
+        Ridge parameter :math:`\lambda`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` or ``horizon`` is not an integer, or ``gamma``, ``delta`` or ``lam`` is not a real number.
+    ValueError
+        If an argument lies outside its range above.
+
+    References
+    ----------
+    Abbasi-Yadkori, Pál & Szepesvári, "Improved algorithms for linear stochastic bandits", NeurIPS 2011, Thm 2.
+
     Examples
     --------
     >>> round(confidence_radius(2, 0.0, 1, delta=0.5, lam=1.0), 4)
     1.9465
     """
+    dim, horizon = check_int(dim, "dim"), check_int(horizon, "horizon")
+    gamma, delta = check_gamma(gamma), check_open_unit(delta, "delta")
+    lam = check_float(lam, "lam", positive=True)
     h = 1.0 / (1.0 - gamma)
     return 0.5 * h * math.sqrt(dim * math.log((1.0 + horizon * dim * h * h / lam) / delta)) + math.sqrt(lam)
 
@@ -478,7 +507,7 @@ def _stream_learner(name, plan, params, delta, lam, beta_scale, doc) -> Learner:
         rows = np.arange(s.shape[0])
         x = np.einsum("irt,rt->ri", state.features[:, s, a, :], v)
         u = np.einsum("rij,rj->ri", state.inv, x)
-        return state._replace(inv=sherman_morrison(state.inv, x), b=state.b + x * v[rows, s_next][:, None],
+        return state._replace(inv=_sherman_morrison(state.inv, x), b=state.b + x * v[rows, s_next][:, None],
                               logdet=state.logdet + np.log1p(np.einsum("ri,ri->r", x, u)), t=state.t + 1)
 
     return Learner(name, "discounted_stream", init, act, update, params, doc=doc, check_spec=check_spec)

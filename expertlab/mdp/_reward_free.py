@@ -36,10 +36,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._random import seed_to_uint64
 from .._repr import short_repr
-from .._validation import check_float, check_int, check_open_unit
+from .._validation import check_array_size, check_float, check_int, check_open_unit
 from ..sim import EnvSpec, Environment, Learner, Metric
-from ._dr_offline import simplex_projection
+from ._checks import real_array
+from ._dr_offline import _project_simplex
 from ._episodic import sample_episodes
 from ._ucrl_vtr import EpisodicLinearMixture, _check_features
 
@@ -392,7 +394,7 @@ def reward_free_ttr(*, delta: float = 0.1, ridge: float = 1.0, beta_scale: float
         d = state.gram.shape[1]
         inv = np.linalg.inv(state.gram)
         theta_hat = np.einsum("rij,rj->ri", inv, state.b)
-        theta = simplex_projection(theta_hat)
+        theta = _project_simplex(theta_hat)
         dev = theta_hat - theta
         off = np.sqrt(np.maximum(np.einsum("ri,rij,rj->r", dev, state.gram, dev), 0.0))
         logdet = np.linalg.slogdet(state.gram)[1] - d * math.log(ridge)
@@ -436,7 +438,7 @@ def reward_free_ttr(*, delta: float = 0.1, ridge: float = 1.0, beta_scale: float
 
 
 def _check_battery(rewards, horizon, n_s, n_a):
-    r = np.asarray(rewards, dtype=np.float64)
+    r = real_array(rewards, "rewards", finite=False)
     if r.ndim == 3:
         r = r[None]
     if r.ndim != 4 or r.shape[1:] != (horizon, n_s, n_a):
@@ -475,13 +477,13 @@ def plan_for_rewards(features, theta, rewards):
     [1.0, 0.0]
     """
     features = _check_features(features)
-    theta = np.asarray(theta, dtype=np.float64)
+    theta = real_array(theta, "theta", finite=False)
     d, n_s, n_a = features.shape[:3]
     if theta.ndim != 2 or theta.shape[1] != d:
         raise ValueError(f"theta must have shape (n_reps, {d}), got {theta.shape}")
     if not np.all(np.isfinite(theta)) or theta.min() < 0 or np.any(np.abs(theta.sum(axis=1) - 1.0) > 1e-8):
         raise ValueError("theta must lie on the probability simplex (finite, non-negative, rows summing to 1)")
-    r = np.asarray(rewards, dtype=np.float64)
+    r = real_array(rewards, "rewards", finite=False)
     r = _check_battery(r, r.shape[-3] if r.ndim >= 3 else 0, n_s, n_a)
     p = _kernels(features, theta)
     n_reps, (n_b, horizon) = theta.shape[0], r.shape[:2]
@@ -520,6 +522,14 @@ def reward_battery(n_states: int, n_actions: int, horizon: int, *, n_random: int
     ndarray, shape (n_states + n_random, H, S, A)
         Reward ``j < S`` pays 1 in state ``j`` at the last stage and nothing else.
 
+    Raises
+    ------
+    TypeError
+        If a size is not an integer or ``seed`` is not an int, a ``SeedSequence`` or ``None``.
+    ValueError
+        If a size is below its minimum, ``seed`` is negative, or the battery would have more than
+        :data:`expertlab._validation.MAX_ARRAY_ELEMENTS` entries.
+
     Examples
     --------
     >>> r = reward_battery(3, 2, 4, n_random=2)
@@ -528,6 +538,8 @@ def reward_battery(n_states: int, n_actions: int, horizon: int, *, n_random: int
     """
     n_s, n_a = check_int(n_states, "n_states"), check_int(n_actions, "n_actions")
     horizon, n_random = check_int(horizon, "horizon"), check_int(n_random, "n_random", minimum=0)
+    check_array_size((n_s + n_random, horizon, n_s, n_a), ("n_states", "n_actions", "horizon", "n_random"))
+    seed_to_uint64(seed)  # refuses what is not a seed, naming it
     reach = np.zeros((n_s, horizon, n_s, n_a))
     reach[np.arange(n_s), horizon - 1, np.arange(n_s)] = 1.0
     dense = np.random.default_rng(seed).uniform(size=(n_random, horizon, n_s, n_a)) / horizon

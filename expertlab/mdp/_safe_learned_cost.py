@@ -25,10 +25,11 @@ import math
 import numpy as np
 
 from .._random import stream_key, uniform
-from .._validation import check_float, check_int, check_open_unit
+from .._validation import check_array_size, check_float, check_int, check_open_unit
 from ..sim import EnvSpec
+from ._checks import bool_array, check_flag, check_keys, real_array
 from ._safe_linear_mixture import SafeLinearMixture, SafeTrajectory, _SafeEpisodes
-from ._ucrl_vtr import EpisodicLinearMixture
+from ._ucrl_vtr import EpisodicLinearMixture, _check_features
 
 __all__ = ["LearnedCostSafeMixture", "safe_cost_ladder", "pessimistic_costs", "certified_action_sets",
            "cost_radius", "cost_noise"]
@@ -43,13 +44,21 @@ def cost_noise(keys, horizon: int) -> np.ndarray:
     Draw ``h`` uses the uniforms ``2h`` and ``2h + 1`` of ``stream_key(key, COST_STREAM)``, so the
     noise of an episode is disjoint from its transition uniforms.
 
+    Raises
+    ------
+    TypeError
+        If ``keys`` does not hold integers or ``horizon`` is not an integer.
+    ValueError
+        If ``keys`` is not one-dimensional or holds a negative integer, or ``horizon < 1``.
+
     Examples
     --------
     >>> import numpy as np
     >>> cost_noise(np.arange(3, dtype=np.uint64), 4).shape
     (3, 4)
     """
-    keys = np.asarray(keys, dtype=np.uint64)
+    keys = check_keys(keys, "keys")
+    horizon = check_int(horizon, "horizon")
     n_reps = keys.shape[0]
     ck = stream_key(keys, np.full(n_reps, COST_STREAM, dtype=np.uint64))
     j = np.arange(horizon, dtype=np.uint64)
@@ -59,7 +68,7 @@ def cost_noise(keys, horizon: int) -> np.ndarray:
 
 
 def _check_cost_features(cost_features, n_states: int, n_actions: int) -> np.ndarray:
-    psi = np.asarray(cost_features, dtype=np.float64)
+    psi = real_array(cost_features, "cost_features", finite=False)
     if psi.ndim != 3 or psi.shape[:2] != (n_states, n_actions) or psi.shape[2] < 1:
         raise ValueError(f"cost_features must have shape ({n_states}, {n_actions}, d_c), got {psi.shape}")
     if not np.all(np.isfinite(psi)):
@@ -139,7 +148,7 @@ class LearnedCostSafeMixture(_SafeEpisodes):
             raise TypeError(f"mixture must be an EpisodicLinearMixture, got {type(self.mixture).__name__}")
         s_, a_ = self.mixture.features.shape[1:3]
         psi = _check_cost_features(self.cost_features, s_, a_)
-        mu = np.asarray(self.cost_param, dtype=np.float64)
+        mu = real_array(self.cost_param, "cost_param", finite=False)
         if mu.shape != (psi.shape[2],) or not np.all(np.isfinite(mu)):
             raise ValueError(f"cost_param must be a finite array of shape ({psi.shape[2]},), got {mu.shape}")
         c = psi @ mu
@@ -282,7 +291,8 @@ def safe_cost_ladder(horizon: int = 4, *, safety_gap: float = 0.1, threshold: fl
         raise ValueError(f"safety_gap must be at most min(threshold / 3, 1 - threshold) = "
                          f"{min(threshold / 3.0, 1.0 - threshold):.4g}, got {safety_gap}")
     p_unsafe = check_open_unit(p_unsafe, "p_unsafe")
-    rr = np.asarray(rung_rewards, dtype=np.float64)
+    check_array_size((horizon, 3, 4, 3), "horizon")  # the stage kernels of the tabular model
+    rr = real_array(rung_rewards, "rung_rewards", finite=False)
     if rr.shape != (4,) or not np.all(np.isfinite(rr)) or rr.min() < 0 or rr.max() > 1:
         raise ValueError(f"rung_rewards must be 4 rewards in [0, 1], got {rr.tolist()}")
     noise_scale = check_float(noise_scale, "noise_scale", minimum=0.0)
@@ -329,6 +339,14 @@ def cost_radius(noise_scale: float, delta: float, n_obs: int, dim: int, lam: flo
     -------
     float
 
+    Raises
+    ------
+    TypeError
+        If ``n_obs`` or ``dim`` is not an integer or another argument is not a real number.
+    ValueError
+        If ``noise_scale``, ``feature_bound`` or ``param_bound`` is negative, ``delta`` lies outside (0, 1),
+        ``n_obs < 0``, ``dim < 1``, ``lam <= 0``, or a number is not finite.
+
     Notes
     -----
     The self-normalised bound (Abbasi-Yadkori, Pál & Szepesvári 2011, Thm 2)
@@ -341,11 +359,22 @@ def cost_radius(noise_scale: float, delta: float, n_obs: int, dim: int, lam: flo
 
         \beta_c = \sigma \sqrt{2 \ln(1/\delta) + d_c \ln\big(1 + N L^2 / (\lambda d_c)\big)} + \sqrt{\lambda}\, S.
 
+    References
+    ----------
+    Abbasi-Yadkori, Pál & Szepesvári, "Improved algorithms for linear stochastic bandits", NeurIPS 2011,
+    Thm 2 and Lemma 10.
+
     Examples
     --------
     >>> round(cost_radius(0.0, 0.1, 100, 2, 4.0, 1.0, 0.5), 6)
     1.0
     """
+    noise_scale = check_float(noise_scale, "noise_scale", minimum=0.0)
+    delta = check_open_unit(delta, "delta")
+    n_obs, dim = check_int(n_obs, "n_obs", minimum=0), check_int(dim, "dim")
+    lam = check_float(lam, "lam", positive=True)
+    feature_bound = check_float(feature_bound, "feature_bound", minimum=0.0)
+    param_bound = check_float(param_bound, "param_bound", minimum=0.0)
     ln_det = dim * math.log(1.0 + n_obs * feature_bound ** 2 / (lam * dim))
     return noise_scale * math.sqrt(2.0 * math.log(1.0 / delta) + ln_det) + math.sqrt(lam) * param_bound
 
@@ -367,6 +396,14 @@ def pessimistic_costs(cost_features, inv, b, beta: float) -> np.ndarray:
     -------
     ndarray, shape (n_reps, S, A)
 
+    Raises
+    ------
+    TypeError
+        If an array does not hold real numbers or ``beta`` is not a real number.
+    ValueError
+        If ``cost_features`` is not ``(S, A, d_c)``, ``inv`` not ``(n_reps, d_c, d_c)``, ``b`` not
+        ``(n_reps, d_c)``, an array has a NaN or infinite value, or ``beta`` is negative or not finite.
+
     Notes
     -----
     On the event :math:`\|\hat\mu - \mu^\star\|_\Lambda \le \beta`, Cauchy–Schwarz gives
@@ -381,7 +418,16 @@ def pessimistic_costs(cost_features, inv, b, beta: float) -> np.ndarray:
     >>> pessimistic_costs(psi, np.eye(2)[None] / 4, np.array([[2.0, 0.0]]), 1.0)
     array([[[1. , 0.5]]])
     """
-    psi = np.asarray(cost_features, dtype=np.float64)
+    psi = real_array(cost_features, "cost_features", ndim=3)
+    d_c = psi.shape[2]
+    inv = real_array(inv, "inv", shape=("n_reps", d_c, d_c))
+    b = real_array(b, "b", shape=(inv.shape[0], d_c))
+    beta = check_float(beta, "beta", minimum=0.0)
+    return _pessimistic_costs(psi, inv, b, beta)
+
+
+def _pessimistic_costs(psi, inv, b, beta):
+    """:func:`pessimistic_costs` without the checks."""
     mu = np.einsum("rij,rj->ri", inv, b)
     quad = np.einsum("sai,rij,saj->rsa", psi, inv, psi)
     return np.einsum("sai,ri->rsa", psi, mu) + beta * np.sqrt(np.maximum(quad, 0.0))
@@ -406,6 +452,15 @@ def certified_action_sets(features, weights, certified, horizon: int, *, reachab
     -------
     ndarray of bool, shape (n_reps, H, S, A)
 
+    Raises
+    ------
+    TypeError
+        If ``features`` or ``weights`` does not hold real numbers, ``certified`` is not boolean,
+        ``horizon`` is not an integer or ``reachability`` is not a bool.
+    ValueError
+        If ``features`` is not ``(d, S, A, S)`` with kernel rows, ``weights`` is not ``(n_reps, d)``,
+        finite and non-negative, ``certified`` is not ``(n_reps, S, A)``, or ``horizon < 1``.
+
     Notes
     -----
     As :func:`~expertlab.mdp.safe_action_sets`, with the known instantaneous
@@ -423,8 +478,16 @@ def certified_action_sets(features, weights, certified, horizon: int, *, reachab
     array([[False, False],
            [ True,  True]])
     """
-    phi, w = np.asarray(features, dtype=np.float64), np.asarray(weights, dtype=np.float64)
-    cert = np.asarray(certified, dtype=bool)
+    phi = _check_features(features)
+    w = real_array(weights, "weights", shape=("n_reps", phi.shape[0]), low=0.0)
+    cert = bool_array(certified, "certified", shape=(w.shape[0], *phi.shape[1:3]))
+    horizon = check_int(horizon, "horizon")
+    reachability = check_flag(reachability, "reachability")
+    return _certified_action_sets(phi, w, cert, horizon, reachability)
+
+
+def _certified_action_sets(phi, w, cert, horizon, reachability=True):
+    """:func:`certified_action_sets` without the checks."""
     reach = np.einsum("ri,isat->rsat", w, phi) > 0  # (R, S, A, S)
     sets = np.empty((w.shape[0], horizon, *cert.shape[1:]), dtype=bool)
     sets[:, horizon - 1] = cert

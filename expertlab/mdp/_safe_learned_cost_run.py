@@ -18,10 +18,10 @@ import numpy as np
 
 from .._validation import check_float, check_int, check_open_unit
 from ..sim import Learner
-from ._safe_learned_cost import (_check_cost_features, _check_safe_states, certified_action_sets, cost_radius,
-                                 pessimistic_costs)
+from ._safe_learned_cost import (_certified_action_sets, _check_cost_features, _check_safe_states,
+                                 _pessimistic_costs, cost_radius)
 from ._safe_linear_mixture import _known, _masked_pass, _upper_weights, _vtr_radius, _vtr_update
-from ._ucrl_vtr import sherman_morrison
+from ._ucrl_vtr import _sherman_morrison
 
 __all__ = ["SafeCostState", "safe_learned_cost_vtr"]
 
@@ -174,9 +174,9 @@ def safe_learned_cost_vtr(*, pessimistic: bool = True, reachability: bool = True
     def act(state: SafeCostState, obs, keys):
         h_ = state.rewards.shape[0]
         upper = _upper_weights(state.inv, state.b, state.beta)  # theta^+
-        cert = pessimistic_costs(state.cost_features, state.cost_inv, state.cost_b, state.cost_beta) <= state.threshold
+        cert = _pessimistic_costs(state.cost_features, state.cost_inv, state.cost_b, state.cost_beta) <= state.threshold
         cert[:, state.safe_states, state.safe_action] = True
-        mask = certified_action_sets(state.features, upper, cert, h_, reachability=reachability)
+        mask = _certified_action_sets(state.features, upper, cert, h_, reachability)
         q, v = _masked_pass(state.features, state.rewards, state.inv, state.b, state.beta, mask)
         return np.where(mask.any(axis=-1), q.argmax(axis=-1), state.safe_action), state._replace(values=v)
 
@@ -189,7 +189,7 @@ def safe_learned_cost_vtr(*, pessimistic: bool = True, reachability: bool = True
         z = state.cost_features[states[:, :-1], actions]  # (R, H, d_c)
         cinv = state.cost_inv
         for h in range(z.shape[1]):
-            cinv = sherman_morrison(cinv, z[:, h])
+            cinv = _sherman_morrison(cinv, z[:, h])
         return state._replace(inv=inv, b=b, cost_inv=cinv,
                               cost_b=state.cost_b + np.einsum("rhi,rh->ri", z, np.asarray(traj.costs)),
                               n_cost_obs=state.n_cost_obs + z.shape[1], n_episodes=state.n_episodes + 1)

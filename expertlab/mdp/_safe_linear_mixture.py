@@ -54,10 +54,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._validation import check_float, check_int, check_open_unit
+from .._validation import check_array_size, check_float, check_int, check_open_unit
 from ..sim import EnvSpec, Environment, Learner, Metric
+from ._checks import check_flag, real_array
 from ._episodic import evaluate_markov_policy, sample_episodes
-from ._ucrl_vtr import EpisodicLinearMixture, _check_features, _norm, _trajectory_features, sherman_morrison
+from ._ucrl_vtr import (EpisodicLinearMixture, _check_features, _norm, _sherman_morrison,
+                        _trajectory_features)
 
 __all__ = ["SafeLinearMixture", "SafeTrajectory", "SafeVTRState", "safe_action_sets", "safe_trap_mixture",
            "safe_ucrl_vtr"]
@@ -203,7 +205,7 @@ class SafeLinearMixture(_SafeEpisodes):
         if not isinstance(self.mixture, EpisodicLinearMixture):
             raise TypeError(f"mixture must be an EpisodicLinearMixture, got {type(self.mixture).__name__}")
         s_, a_ = self.mixture.features.shape[1:3]
-        c = np.asarray(self.costs)
+        c = real_array(self.costs, "costs", finite=False)
         if c.shape != (s_, a_) or not np.all(np.isfinite(c)) or c.min() < 0 or c.max() > 1:
             raise ValueError(f"costs must be finite in [0, 1] with shape ({s_}, {a_}), got shape {c.shape}")
         check_float(self.threshold, "threshold", minimum=0.0, maximum=1.0)
@@ -279,6 +281,7 @@ def safe_trap_mixture(horizon: int = 4, *, p_goal: float = 0.5, stay_reward: flo
     ([1.0, 1.0, 1.0], 0)
     """
     horizon, p_goal = check_int(horizon, "horizon", minimum=3), check_open_unit(p_goal, "p_goal")
+    check_array_size((horizon, 4, 3, 4), "horizon")  # the stage kernels of the tabular model
     stay_reward = check_float(stay_reward, "stay_reward", minimum=0.0, maximum=1.0)
     threshold = check_open_unit(threshold, "threshold")
     safety_gap = check_float(safety_gap, "safety_gap", positive=True, maximum=threshold)
@@ -311,6 +314,15 @@ def safe_action_sets(features, weights, costs, threshold, horizon: int, *, reach
     -------
     ndarray of bool, shape (n_reps, H, S, A)
 
+    Raises
+    ------
+    TypeError
+        If an array does not hold real numbers, ``threshold`` is not a real number, ``horizon`` is not an
+        integer or ``reachability`` is not a bool.
+    ValueError
+        If ``features`` is not ``(d, S, A, S)`` with kernel rows, ``weights`` is not ``(n_reps, d)`` and
+        non-negative, ``costs`` is not ``(S, A)``, a value is NaN or infinite, or ``horizon < 1``.
+
     Notes
     -----
     The last stage needs only the instantaneous condition (the episode ends):
@@ -329,7 +341,17 @@ def safe_action_sets(features, weights, costs, threshold, horizon: int, *, reach
     array([[False, False],
            [ True, False]])
     """
-    phi, w = np.asarray(features, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+    phi = _check_features(features)
+    w = real_array(weights, "weights", shape=("n_reps", phi.shape[0]), low=0.0)
+    costs = real_array(costs, "costs", shape=phi.shape[1:3])
+    threshold = check_float(threshold, "threshold")
+    horizon = check_int(horizon, "horizon")
+    reachability = check_flag(reachability, "reachability")
+    return _safe_action_sets(phi, w, costs, threshold, horizon, reachability)
+
+
+def _safe_action_sets(phi, w, costs, threshold, horizon, reachability=True):
+    """:func:`safe_action_sets` without the checks."""
     inst = np.asarray(costs) <= threshold  # (S, A)
     reach = np.einsum("ri,isat->rsat", w, phi) > 0  # (R, S, A, S)
     sets = np.empty((w.shape[0], horizon, *inst.shape), dtype=bool)
@@ -342,7 +364,7 @@ def safe_action_sets(features, weights, costs, threshold, horizon: int, *, reach
 
 def _optimal_safe_value(mixture, costs, threshold, s0: int) -> float:
     fh, h_ = mixture.to_finite_horizon(), mixture.horizon
-    mask = safe_action_sets(mixture.features, np.asarray(mixture.theta)[None], costs, threshold, h_)[0]
+    mask = _safe_action_sets(np.asarray(mixture.features), np.asarray(mixture.theta)[None], costs, threshold, h_)[0]
     p, r = np.asarray(fh.transitions), np.asarray(fh.rewards)
     v = np.zeros((h_ + 1, fh.n_states))
     for h in range(h_ - 1, -1, -1):
@@ -404,7 +426,7 @@ def _vtr_update(features, inv, b, values, traj):
     x = _trajectory_features(features, values, states, actions)
     y = values[np.arange(states.shape[0])[:, None], np.arange(1, states.shape[1]), states[:, 1:]]
     for h in range(x.shape[1]):
-        inv = sherman_morrison(inv, x[:, h])
+        inv = _sherman_morrison(inv, x[:, h])
     return inv, b + np.einsum("rhi,rh->ri", x, y)
 
 
@@ -493,8 +515,7 @@ def safe_ucrl_vtr(*, reachability: bool = True, delta: float = 0.1, lam: float =
     >>> int(res.metrics["violations"].max()), bool((res.metrics["regret"] >= 0).all())
     (0, True)
     """
-    if not isinstance(reachability, bool):
-        raise TypeError(f"reachability must be a bool, got {type(reachability).__name__}")
+    reachability = check_flag(reachability, "reachability")
     delta = check_open_unit(delta, "delta")
     lam, beta_scale = check_float(lam, "lam", positive=True), check_float(beta_scale, "beta_scale", positive=True)
     name = "safe_ucrl_vtr"
@@ -519,7 +540,7 @@ def safe_ucrl_vtr(*, reachability: bool = True, delta: float = 0.1, lam: float =
     def act(state: SafeVTRState, obs, keys):
         h_ = state.rewards.shape[0]
         upper = _upper_weights(state.inv, state.b, state.beta)
-        mask = safe_action_sets(state.features, upper, state.costs, state.threshold, h_, reachability=reachability)
+        mask = _safe_action_sets(state.features, upper, state.costs, state.threshold, h_, reachability)
         q, v = _masked_pass(state.features, state.rewards, state.inv, state.b, state.beta, mask)
         policy = np.where(mask.any(axis=-1) | (not reachability), q.argmax(axis=-1), state.safe_action)
         return policy, state._replace(values=v)

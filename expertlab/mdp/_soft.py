@@ -10,7 +10,7 @@ from .._backend import get_namespace, logsumexp
 from .._repr import short_repr
 from .._validation import check_float, check_int
 from ._models import check_kernel
-from ._planning import _as_arrays, bellman_backup, largest_active, plot_residual_path
+from ._planning import _as_arrays, _backup, largest_active, plot_residual_path
 
 __all__ = ["SoftPlanningResult", "soft_value_iteration"]
 
@@ -128,7 +128,7 @@ def soft_value_iteration(transitions, rewards=None, gamma=None, *, temperature: 
     n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
     path = []
     for _ in range(max_iter):
-        v_new = soft_max(bellman_backup(p, r, gamma, v))
+        v_new = soft_max(_backup(p, r, gamma, v))
         delta = xp.max(xp.abs(v_new - v), axis=-1)
         path.append(largest_active(delta, active, xp))
         v = xp.where(active[..., None], v_new, v)
@@ -136,7 +136,7 @@ def soft_value_iteration(transitions, rewards=None, gamma=None, *, temperature: 
         active = active & ~(delta < tol)
         if not bool(xp.any(active)):
             break
-    q = bellman_backup(p, r, gamma, v)
+    q = _backup(p, r, gamma, v)
     v_soft = soft_max(q)
     res = xp.max(xp.abs(v_soft - v), axis=-1)
     logits = q / tau + logp0

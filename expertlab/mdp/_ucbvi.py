@@ -7,7 +7,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validation import check_float, check_in, check_open_unit
+from .._validation import check_float, check_in, check_int, check_open_unit
+from ._checks import real_array
 from ..sim._protocol import Learner
 from ._episodic import TABULAR_EPISODE, Trajectory, episode_sizes, n_episodes_of
 
@@ -68,6 +69,17 @@ def ucbvi_bonus(kind, n, h, horizon, *, log_term=1.0, scale=1.0, p_hat=None, v_n
     -------
     array (...)
 
+    Raises
+    ------
+    TypeError
+        If ``n`` (or, for ``"bernstein"``, ``p_hat``, ``v_next``,
+        ``visits_next``) does not hold real numbers, a size is not an
+        integer, or ``kind="bernstein"`` lacks ``p_hat``, ``v_next`` or ``visits_next``.
+    ValueError
+        If ``kind`` is unknown, ``n < 1`` or not finite, ``h`` is outside
+        ``[0, horizon - 1]``, ``log_term`` or ``scale`` is negative or not
+        finite, or the Bernstein arrays do not match ``n``.
+
     Notes
     -----
     With :math:`H` the horizon and :math:`v = H - h` the largest value left,
@@ -86,6 +98,31 @@ def ucbvi_bonus(kind, n, h, horizon, *, log_term=1.0, scale=1.0, p_hat=None, v_n
     :math:`h + 1` (the last term is taken as :math:`H^2` for unvisited
     :math:`y` and as 0 at the last stage, where :math:`V_{h+1} = 0`).
     """
+    kind = check_in(kind, "kind", BONUSES)
+    horizon = check_int(horizon, "horizon")
+    h = check_int(h, "h", minimum=0, maximum=horizon - 1)
+    n = real_array(n, "n", low=1.0)
+    log_term = check_float(log_term, "log_term", minimum=0.0)
+    scale = check_float(scale, "scale", minimum=0.0)
+    if kind == "bernstein":
+        if p_hat is None or v_next is None or visits_next is None:
+            raise TypeError("kind='bernstein' needs p_hat, v_next and visits_next")
+        p_hat = real_array(p_hat, "p_hat", low=0.0, high=1.0)
+        v_next = real_array(v_next, "v_next")
+        visits_next = real_array(visits_next, "visits_next", low=0.0)
+        try:
+            last = np.broadcast_shapes(p_hat.shape, v_next.shape, visits_next.shape)
+            np.broadcast_shapes(last[:-1], n.shape)
+        except ValueError:
+            raise ValueError(f"p_hat, v_next and visits_next must broadcast to (..., S) with (...) the shape of n "
+                             f"{n.shape}, got {p_hat.shape}, {v_next.shape} and {visits_next.shape}") from None
+        n_states, n_actions = check_int(n_states, "n_states"), check_int(n_actions, "n_actions")
+    return _bonus(kind, n, h, horizon, log_term, scale, p_hat, v_next, visits_next, n_states, n_actions)
+
+
+def _bonus(kind, n, h, horizon, log_term, scale, p_hat=None, v_next=None, visits_next=None, n_states=1,
+           n_actions=1):
+    """:func:`ucbvi_bonus` without the checks (the backward induction passes counts it made itself)."""
     n = np.asarray(n, dtype=np.float64)
     if kind == "hoeffding":
         return scale * 7.0 * horizon * log_term / np.sqrt(n)
@@ -148,11 +185,10 @@ def optimistic_q_values(state: UCBVIState, bonus: str = "hoeffding", *, bonus_sc
         pv = np.einsum("rsat,rt->rsa", p_hat, v)
         if bonus == "bernstein":
             vn = state.visits[:, h + 1] if h + 1 < h_ else np.ones((n_reps, s_))
-            b = ucbvi_bonus(bonus, n1, h, h_, log_term=state.log_term, scale=bonus_scale, p_hat=p_hat,
-                            v_next=v[:, None, None, :], visits_next=vn[:, None, None, :], n_states=s_,
-                            n_actions=a_)
+            b = _bonus(bonus, n1, h, h_, state.log_term, bonus_scale, p_hat, v[:, None, None, :],
+                       vn[:, None, None, :], s_, a_)
         else:
-            b = ucbvi_bonus(bonus, n1, h, h_, log_term=state.log_term, scale=bonus_scale)
+            b = _bonus(bonus, n1, h, h_, state.log_term, bonus_scale)
         q = np.where(n > 0, np.minimum(rew[h] + pv + b, float(h_ - h)), float(h_ - h))
         q_all[:, h] = q
         v = q.max(axis=-1)

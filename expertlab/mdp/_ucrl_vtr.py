@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_float, check_open_unit
+from ._checks import real_array
 from ..sim._protocol import Learner
 from ._episodic import LINEAR_MIXTURE_EPISODE, episode_sizes, n_episodes_of
 from ._models import EpisodeEnvironment, FiniteHorizonMDP, _array, check_kernel, check_rewards
@@ -106,6 +107,15 @@ def sherman_morrison(inv, x):
     -------
     ndarray, shape (..., d, d)
 
+    Raises
+    ------
+    TypeError
+        If ``inv`` or ``x`` does not hold real numbers.
+    ValueError
+        If ``inv`` is not a stack of symmetric square matrices, ``x`` does
+        not match it, either holds NaN or infinite values, or
+        :math:`1 + x^\top \Sigma^{-1} x \le 0` (``inv`` is not positive definite).
+
     Notes
     -----
     .. math::
@@ -124,6 +134,25 @@ def sherman_morrison(inv, x):
     array([[0.5, 0. ],
            [0. , 1. ]])
     """
+    inv = real_array(inv, "inv")
+    if inv.ndim < 2 or inv.shape[-1] != inv.shape[-2]:
+        raise ValueError(f"inv must have shape (..., d, d), got {inv.shape}")
+    if not np.allclose(inv, np.swapaxes(inv, -1, -2), rtol=1e-9, atol=1e-12):
+        raise ValueError("inv must be symmetric (the inverse of a Gram matrix)")
+    x = real_array(x, "x")
+    if x.ndim < 1 or x.shape[-1] != inv.shape[-1]:
+        raise ValueError(f"x must have shape (..., {inv.shape[-1]}) to match inv {inv.shape}, got {x.shape}")
+    try:
+        np.broadcast_shapes(inv.shape[:-2], x.shape[:-1])
+    except ValueError:
+        raise ValueError(f"the leading axes of inv {inv.shape[:-2]} and x {x.shape[:-1]} do not broadcast") from None
+    if np.any(1.0 + np.einsum("...i,...ij,...j->...", x, inv, x) <= 0.0):
+        raise ValueError("inv must be positive definite: 1 + x^T inv x <= 0 for some x")
+    return _sherman_morrison(inv, x)
+
+
+def _sherman_morrison(inv, x):
+    """:func:`sherman_morrison` without the checks (the learners' own ridge statistics)."""
     u = np.einsum("...ij,...j->...i", inv, x)
     return inv - u[..., :, None] * u[..., None, :] / (1.0 + np.einsum("...i,...i->...", x, u))[..., None, None]
 
@@ -215,7 +244,7 @@ def _init_factory(lam, plus):
 
 
 def _check_features(features):
-    features = np.asarray(features, dtype=np.float64)
+    features = real_array(features, "features")
     if features.ndim != 4 or features.shape[1] != features.shape[3]:
         raise ValueError(f"features must have shape (d, S, A, S), got {features.shape}")
     check_kernel(features, "features")
@@ -317,7 +346,7 @@ def ucrl_vtr(*, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1.0) -
         _, _, x, y = _vtr_update(state, v, trajectory)
         inv = state.inv
         for h in range(x.shape[1]):
-            inv = sherman_morrison(inv, x[:, h])
+            inv = _sherman_morrison(inv, x[:, h])
         return state._replace(inv=inv, b=state.b + np.einsum("rhi,rh->ri", x, y),
                               n_episodes_seen=state.n_episodes_seen + 1)
 
@@ -428,8 +457,8 @@ def ucrl_vtr_plus(*, delta: float = 0.1, lam: float = 1.0, beta_scale: float = 1
         inv, inv2 = state.inv, state.inv2
         xw = x / np.sqrt(var)[..., None]
         for h in range(h_):
-            inv = sherman_morrison(inv, xw[:, h])
-            inv2 = sherman_morrison(inv2, x2[:, h])
+            inv = _sherman_morrison(inv, xw[:, h])
+            inv2 = _sherman_morrison(inv2, x2[:, h])
         return state._replace(inv=inv, b=state.b + np.einsum("rhi,rh->ri", x, y / var), inv2=inv2,
                               b2=state.b2 + np.einsum("rhi,rh->ri", x2, y ** 2),
                               n_episodes_seen=state.n_episodes_seen + 1)

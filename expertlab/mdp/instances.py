@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key, uniform
-from .._validation import check_array_size, check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int
 from ._conservative_policies import known_baseline as _known_baseline
 from ._models import FiniteHorizonMDP as _FiniteHorizonMDP
 from ._models import LinearMixtureMDP, TabularMDP
@@ -245,7 +245,7 @@ def hard_linear_mixture(n_coords: int = 2, horizon: int = 5, *, n_episodes: int 
     horizon : int >= 2
     n_episodes : int, optional
         ``K``: sets the paper's gap :math:`\Delta = \sqrt{\delta / K} / (4\sqrt2)`
-        when ``gap`` is not given.
+        when ``gap`` is not given (checked, and unused, when it is).
     gap : float, optional
         :math:`\Delta` directly.
     signs : array of +-1, shape (m,), optional
@@ -280,15 +280,18 @@ def hard_linear_mixture(n_coords: int = 2, horizon: int = 5, *, n_episodes: int 
 
     m = check_int(n_coords, "n_coords", maximum=12)
     h = check_int(horizon, "horizon", minimum=2)
+    check_array_size((h, 2, 2 ** m, 2), ("horizon", "n_coords"))  # the stage kernels of the tabular model
     delta = 1.0 / h
+    if n_episodes is not None:
+        n_episodes = check_int(n_episodes, "n_episodes")
     if gap is None:
         if n_episodes is None:
             raise ValueError("pass gap or n_episodes (which sets the gap sqrt(delta / K) / (4 sqrt 2))")
-        gap = float(np.sqrt(delta / check_int(n_episodes, "n_episodes")) / (4.0 * np.sqrt(2.0)))
+        gap = float(np.sqrt(delta / n_episodes) / (4.0 * np.sqrt(2.0)))
     gap = check_float(gap, "gap", minimum=0.0)
     if m * gap > delta + 1e-12:
         raise ValueError(f"gap must be at most 1 / (horizon * n_coords) = {delta / m:.4g}, got {gap:.4g}")
-    s = np.ones(m) if signs is None else np.asarray(signs, dtype=np.float64)
+    s = np.ones(m) if signs is None else as_real_array(signs, "signs", xp=np)
     if s.shape != (m,) or not np.all(np.abs(s) == 1.0):
         raise ValueError(f"signs must be an array of +1/-1 of shape ({m},)")
     n_act = 2 ** m
@@ -359,11 +362,18 @@ def garnet_episodic(n_states: int = 5, n_actions: int = 2, branching: int | None
     s = check_int(n_states, "n_states")
     b = min(3, s) if branching is None else check_int(branching, "branching", maximum=s)
     h_ = check_int(episode_length, "episode_length")
+    _check_episode_size(h_, s, n_actions)
     g = garnet(s, n_actions, b, seed=seed)
     mdp = _FiniteHorizonMDP.stationary(g.transitions, g.rewards, h_)
     params = {"n_states": s, "n_actions": int(g.n_actions), "branching": b, "episode_length": h_,
               "seed": _plain_seed(seed), "initial_state": initial_state}
     return episodic(mdp, initial_state, name="garnet_episodic", params=params)
+
+
+def _check_episode_size(episode_length: int, n_states: int, n_actions) -> None:
+    """Refuse an episodic Garnet whose stage kernels ``(H, S, A, S)`` would exceed the array limit."""
+    a = check_int(n_actions, "n_actions")
+    check_array_size((episode_length, n_states, a, n_states), ("episode_length", "n_states", "n_actions"))
 
 
 def _plain_seed(seed):
@@ -409,6 +419,7 @@ def conservative_garnet(n_states: int = 3, n_actions: int = 2, branching: int = 
     from ._conservative_env import conservative
 
     h_ = check_int(episode_length, "episode_length")
+    _check_episode_size(h_, check_int(n_states, "n_states"), n_actions)
     g = garnet(n_states, n_actions, branching, seed=seed)
     mdp = _FiniteHorizonMDP.stationary(g.transitions, g.rewards, h_)
     q = np.asarray(_backward_induction(mdp).q_values)  # (H, S, A)
