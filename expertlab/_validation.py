@@ -70,7 +70,12 @@ def check_open_unit(value, name: str) -> float:
 
 
 def check_in(value, name: str, options) -> str:
-    if value not in options:
+    """Return ``value`` after checking that it is one of ``options`` (an array or other unhashable is refused)."""
+    try:  # an array (whose == is elementwise) or an unhashable value is not an option
+        known = getattr(value, "ndim", 0) == 0 and value in options
+    except (TypeError, ValueError):
+        known = False
+    if not known:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
     return value
 

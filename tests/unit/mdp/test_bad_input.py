@@ -650,3 +650,13 @@ def test_episodic_and_conservative_refuse_a_name_that_is_not_a_string():
     with pytest.raises(TypeError, match="name"):
         mdp.conservative(m, mdp.known_baseline(m, np.zeros((3, 2), dtype=np.int64)), name=False)
     assert mdp.episodic(m).name == "finite_horizon_mdp"
+
+
+def test_an_array_given_for_a_named_option_is_refused_naming_it():
+    import numpy as np
+
+    from expertlab import mdp
+
+    with pytest.raises(ValueError, match="bonus"):
+        mdp.ucbvi(bonus=np.array(["hoeffding"]))
+    assert mdp.ucbvi(bonus=np.str_("hoeffding")).params["bonus"] == "hoeffding"
