@@ -46,6 +46,14 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _rate(x: float) -> str:
+    """``x`` with a k or M prefix and three significant digits (``"0.00 M"`` says nothing about a small run)."""
+    for scale, prefix in ((1e6, " M"), (1e3, " k")):
+        if x >= scale:
+            return f"{x / scale:.3g}{prefix}"
+    return f"{x:.3g}"
+
+
 def cmd_run(args) -> int:
     import numpy as np
 
@@ -79,8 +87,19 @@ def cmd_run(args) -> int:
         print(json.dumps(rec, indent=2))
         return 0
     print(f"{learner!r} on {instance!r}: {res.horizon} {res.unit}s, {res.n_reps} reps, seed {res.seed}, "
-          f"backend {res.backend}, {res.wall_time:.2f} s ({res.updates_per_second / 1e6:.2f} M replication-"
+          f"backend {res.backend}, {res.wall_time:.2f} s ({_rate(res.updates_per_second)} replication-"
           f"{res.unit}s/s" + (", compilation included" if res.backend in ("numba", "cuda") else "") + ")")
+    # a metric equal to an earlier one in every replication and checkpoint carries no information of its own
+    # in this run (e.g. regret and pseudo_regret when the losses are deterministic): one column, and a note
+    same_as = {}
+    for j, n in enumerate(names):
+        for m in names[:j]:
+            if m not in same_as and np.array_equal(res.metrics[n], res.metrics[m]):
+                same_as[n] = m
+                break
+    for n, m in same_as.items():
+        print(f"({n} equals {m} in every replication of this run: shown once, as {m})")
+    names = [n for n in names if n not in same_as]
     print(res.unit.rjust(10) + "".join(f"{n:>28s}" for n in names))
     show = [i for i, t in enumerate(res.checkpoints)
             if t == res.horizon or np.log10(t) == int(np.log10(t))]
@@ -92,6 +111,7 @@ def cmd_run(args) -> int:
 
 def cmd_rates(args) -> int:
     from . import sim
+    from .sim._progress import progress_bar
 
     exps = sim.discover(args.sims)
     registered = sim.claims()
@@ -110,21 +130,25 @@ def cmd_rates(args) -> int:
     records, n_fail = [], 0
     t_all = time.perf_counter()
     jobs = _rates_jobs(args.jobs, selected)
-    for i, outcome in _run_rate_experiments(selected, jobs, args.quick, args.backend, args.seed, out):
-        e = selected[i]
-        if isinstance(outcome, BaseException):  # a broken experiment is a failed claim, reported, not a crash
-            n_fail += 1
-            print(f"{e.claim:40s} ERROR: {type(outcome).__name__}: {outcome}", flush=True)
-            records.append((i, {"claim": e.claim, "passed": False, "error": f"{type(outcome).__name__}: {outcome}"}))
-            continue
-        chk, secs = outcome
-        c = chk.claim
-        verdict = "pass" if chk.passed else "FAIL"
-        n_fail += not chk.passed
-        fit = f"{chk.fitted:.4g} [{chk.ci_low:.4g}, {chk.ci_high:.4g}]"
-        pred = f"{c.predicted:g}±{c.tolerance:g}"
-        print(f"{c.name:40s} {c.law:5s} {pred:>12s} {fit:>30s} {chk.n_reps:5d} {secs:6.1f}  {verdict}", flush=True)
-        records.append((i, chk.to_dict() | {"seconds": secs}))
+    # one bar over the claims; the runs inside the experiments show none of their own
+    with progress_bar(args.progress, total=len(selected), desc="rates", unit="claim") as bar:
+        for i, outcome in _run_rate_experiments(selected, jobs, args.quick, args.backend, args.seed, out):
+            e = selected[i]
+            bar.update(1)
+            if isinstance(outcome, BaseException):  # a broken experiment is a failed claim, reported, not a crash
+                n_fail += 1
+                bar.write(f"{e.claim:40s} ERROR: {type(outcome).__name__}: {outcome}")
+                records.append((i, {"claim": e.claim, "passed": False,
+                                    "error": f"{type(outcome).__name__}: {outcome}"}))
+                continue
+            chk, secs = outcome
+            c = chk.claim
+            verdict = "pass" if chk.passed else "FAIL"
+            n_fail += not chk.passed
+            fit = f"{chk.fitted:.4g} [{chk.ci_low:.4g}, {chk.ci_high:.4g}]"
+            pred = f"{c.predicted:g}±{c.tolerance:g}"
+            bar.write(f"{c.name:40s} {c.law:5s} {pred:>12s} {fit:>30s} {chk.n_reps:5d} {secs:6.1f}  {verdict}")
+            records.append((i, chk.to_dict() | {"seconds": secs}))
     records = [r for _, r in sorted(records, key=lambda ir: ir[0])]  # discovery order, whatever finished first
     for n in missing:
         n_fail += 1
@@ -165,16 +189,22 @@ def _rates_jobs(jobs, selected) -> int:
 
 
 def _run_group(indices, quick, backend, seed, out):
-    """Run the experiments ``indices`` of :data:`_RATE_EXPERIMENTS` in order (one simulation file)."""
+    """Run the experiments ``indices`` of :data:`_RATE_EXPERIMENTS` in order (one simulation file).
+
+    Their runs show no progress bars of their own (``rates`` shows one over the claims).
+    """
     from . import sim
+    from .sim._progress import quiet
 
     done = []
-    for i in indices:
-        try:
-            chk, _, secs = sim.run_experiment(_RATE_EXPERIMENTS[i], quick=quick, backend=backend, seed=seed, out=out)
-            done.append((i, (chk, secs)))
-        except Exception as exc:
-            done.append((i, exc))
+    with quiet():
+        for i in indices:
+            try:
+                chk, _, secs = sim.run_experiment(_RATE_EXPERIMENTS[i], quick=quick, backend=backend, seed=seed,
+                                                  out=out)
+                done.append((i, (chk, secs)))
+            except Exception as exc:
+                done.append((i, exc))
     return done
 
 
@@ -261,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default: one per core); the claims of one simulation file share one")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a progress bar over the claims on stderr (default: when stderr is a terminal, "
+                        "shown once the check has taken two seconds)")
     s.set_defaults(func=cmd_rates)
 
     s = sub.add_parser("sweep", help="run a resumable sweep described by a JSON/TOML file")

@@ -20,6 +20,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
+from .._repr import short_repr
 from .._validation import check_float, check_in, check_int
 from ._exact import METHODS, solve_exact
 from ._problem import AssignmentProblem, _check_k, _check_scores, top_k_route
@@ -54,6 +55,7 @@ def _readonly(*arrays):
 # -- auxiliary loss -----------------------------------------------------------------
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class AuxLossResult:
     r"""Auxiliary balancing loss, its gradient and the two per-expert factors.
@@ -144,6 +146,7 @@ def aux_loss(logits, k: int = 1) -> AuxLossResult:
 # -- routing results ----------------------------------------------------------------
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class RouteResult:
     r"""A routing and its balance summary.
@@ -169,7 +172,40 @@ class RouteResult:
     n_unrouted: int | np.ndarray
     method: str
 
+    def plot(self, ax=None, *, title: str | None = None):
+        """Tokens per expert, with the balanced load (the mean over experts) as a dashed line.
 
+        For batched routings the bars are the mean over batches and the
+        whiskers run from the smallest to the largest load.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        title : str, optional
+            Default: the method and the MaxVio.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> from expertlab.balance import base_route
+        >>> res = base_route([[1.0, 0.0], [0.9, 0.0], [0.8, 0.1], [0.7, 0.2]])
+        >>> ax = res.plot()
+        >>> [float(b.get_height()) for b in ax.patches]
+        [2.0, 2.0]
+        """
+        from ..sim._plots import plot_loads
+
+        if title is None:
+            vio = np.asarray(self.max_vio, dtype=np.float64)
+            title = f"{self.method}: MaxVio {float(vio.mean()):.3g}" + (" (mean)" if vio.ndim else "")
+        return plot_loads(self.loads, ax=ax, title=title)
+
+
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SinkhornResult(RouteResult):
     r"""Sinkhorn routing: the routing of :class:`RouteResult` plus the balanced plan.

@@ -20,7 +20,7 @@ import dataclasses
 import numpy as np
 
 from .._validation import as_real_array
-from ._problem import AssignmentProblem, _as_given, _check_capacity, _check_k, _check_scores
+from ._problem import AssignmentProblem, _as_given, _capacity_text, _check_capacity, _check_k, _check_scores
 
 __all__ = ["AssignmentBatch", "BatchAssignmentResult"]
 
@@ -69,7 +69,7 @@ class AssignmentBatch:
     >>> len(batch), batch.n_tokens, batch.n_experts, batch.capacity.tolist()
     (3, 4, 2, [[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]])
     >>> batch.problem(1)
-    AssignmentProblem(n_tokens=4, n_experts=2, k=1, capacity=[2, 2])
+    AssignmentProblem(n_tokens=4, n_experts=2, k=1, capacity=2)
     """
 
     scores: np.ndarray
@@ -159,7 +159,7 @@ class AssignmentBatch:
 
     def __repr__(self) -> str:
         return (f"AssignmentBatch(n_batch={self.n_batch}, n_tokens={self.n_tokens}, n_experts={self.n_experts}, "
-                f"k={self.k}, capacity=[{self.capacity.min():g}, {self.capacity.max():g}])")
+                f"k={self.k}, {_capacity_text(self.capacity)})")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

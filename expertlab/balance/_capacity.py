@@ -83,6 +83,40 @@ class CapacityRouteResult:
     policy: str
     gamma: float
 
+    def plot(self, ax=None, *, title: str | None = None):
+        """Tokens per expert after the policy, the loads of plain top-k routing, and the capacity line.
+
+        For batched routings the bars are the mean over batches and the
+        whiskers run from the smallest to the largest load.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        title : str, optional
+            Default: the policy, the capacity factor and the drop rate.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> from expertlab.balance import capacity_route
+        >>> res = capacity_route([[1.0, 0.0], [0.9, 0.0], [0.8, 0.1], [0.7, 0.2]], 1, 1.0, policy="drop")
+        >>> ax = res.plot()
+        >>> [float(b.get_height()) for b in ax.patches], res.capacity
+        ([2.0, 0.0], 2)
+        """
+        from ..sim._plots import plot_loads
+
+        if title is None:
+            rate = np.asarray(self.drop_rate, dtype=np.float64)
+            title = (f"{self.policy}, gamma = {self.gamma:g}: drop rate {float(rate.mean()):.3g}"
+                     + (" (mean)" if rate.ndim else ""))
+        before = np.asarray(self.routed, dtype=np.int64).sum(axis=-2)
+        return plot_loads(self.loads, ax=ax, capacity=self.capacity, before=before, title=title)
+
     def __repr__(self) -> str:
         return (f"CapacityRouteResult(policy={self.policy!r}, gamma={self.gamma:g}, capacity={self.capacity}, "
                 f"drop_rate={np.round(self.drop_rate, 4)}, max_load={self.max_load}, "

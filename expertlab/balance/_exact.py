@@ -68,6 +68,8 @@ class AssignmentResult:
     method : str
         The method actually used (``auto`` resolved).
     message : str
+    capacity : ndarray, shape (n_experts,), or None
+        The problem's capacities :math:`C_i` (drawn by :meth:`plot`).
     """
 
     assignment: np.ndarray
@@ -83,6 +85,36 @@ class AssignmentResult:
     integral: bool
     method: str
     message: str
+    capacity: np.ndarray | None = None
+
+    def plot(self, ax=None, *, title: str = ""):
+        """Tokens per expert of the optimal routing, with the capacities and the balanced load.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        title : str
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            Bars: :math:`\\sum_t x_{t,i}`; red: the capacities; dashed: the
+            mean load :math:`N k / E`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from expertlab.balance import AssignmentProblem, solve_exact
+        >>> res = solve_exact(AssignmentProblem([[1.0, 0.0], [0.9, 0.0], [0.8, 0.2]], k=1, capacity=2))
+        >>> ax = res.plot()
+        >>> [float(b.get_height()) for b in ax.patches]
+        [2.0, 1.0]
+        """
+        from ..sim._plots import plot_loads
+
+        loads = np.asarray(self.assignment, dtype=np.float64).sum(axis=0)
+        return plot_loads(loads, ax=ax, capacity=self.capacity, title=title)
 
     def __repr__(self) -> str:
         return (f"AssignmentResult(method={self.method!r}, objective={self.objective:.12g}, "
@@ -125,12 +157,14 @@ def _result(problem, x, u, p, w, integral, method, message):
     if integral:
         x = np.rint(xf).astype(np.int8)
     x.flags.writeable = False
-    for a in (p, u, w):
+    cap = np.array(np.broadcast_to(cap, p.shape), dtype=np.float64)
+    for a in (p, u, w, cap):
         a.flags.writeable = False
     return AssignmentResult(assignment=x, objective=objective, dual_objective=dual_obj, prices=p,
                             token_duals=u, bound_duals=w, primal_residual=primal_res,
                             dual_residual=dual_res, complementary_slackness=cs, duality_gap=float(gap),
-                            integral=bool(integral), method=method, message=message)
+                            integral=bool(integral), method=method, message=message,
+                            capacity=cap)
 
 
 # -- prices of an integral routing: shortest paths on the expert graph ---------

@@ -170,7 +170,33 @@ class AssignmentProblem:
 
     def __repr__(self) -> str:
         return (f"AssignmentProblem(n_tokens={self.n_tokens}, n_experts={self.n_experts}, k={self.k}, "
-                f"capacity=[{self.capacity.min():g}, {self.capacity.max():g}])")
+                f"{_capacity_text(self.capacity)})")
+
+
+def _capacity_text(capacity: np.ndarray) -> str:
+    """The capacities for a repr or a message, never mistaken for other values.
+
+    ``capacity=4`` when every expert has 4; the values in expert order
+    (``capacity=[5, 3, 4]``) when there are at most eight; else their number
+    and range (``capacity: 64 values in [3, 5]``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _capacity_text(np.array([4.0, 4.0])), _capacity_text(np.array([5.0, 3.0, 4.0]))
+    ('capacity=4', 'capacity=[5, 3, 4]')
+    >>> _capacity_text(np.arange(64.0).reshape(2, 32))
+    'capacity: 64 values in [0, 63]'
+    """
+    cap = np.asarray(capacity)
+    if cap.size and np.all(cap == cap.flat[0]):
+        return f"capacity={cap.flat[0]:g}"
+    if cap.size <= 8:
+        def fmt(a):
+            return "[" + ", ".join(fmt(x) for x in a) + "]" if np.ndim(a) else f"{a:g}"
+
+        return f"capacity={fmt(cap)}"
+    return f"capacity: {cap.size} values in [{cap.min():g}, {cap.max():g}]"
 
 
 def biased_scores(s, bias):

@@ -191,6 +191,13 @@ class Routing(_RoutingBase):
     n_tokens: int
     k: int
 
+    def __post_init__(self):
+        if not isinstance(self.generator, ScoreGenerator):
+            raise TypeError(f"generator must be a ScoreGenerator (expertlab.balance.generators), "
+                            f"got {type(self.generator).__name__}")
+        check_int(self.n_tokens, "n_tokens")
+        check_int(self.k, "k", maximum=self.generator.n_experts)
+
     name = "routing"
     has_comparator = True
 
@@ -334,6 +341,27 @@ class FixedRouting(_RoutingBase):
     k: int
     capacity_rows: np.ndarray
     comparator_bias: np.ndarray | None = None
+
+    def __post_init__(self):
+        scores = self.scores
+        if not isinstance(scores, np.ndarray) or scores.ndim != 3 or scores.dtype != np.float64:
+            raise ValueError("scores must be a float64 array of shape (n_problems, n_tokens, n_experts); "
+                             "build the environment with routing_fixed(...)")
+        if not np.all(np.isfinite(scores)):
+            raise ValueError("scores contains NaN or infinite values")
+        e = scores.shape[2]
+        check_int(self.k, "k", maximum=e)
+        for name in ("capacity_rows", "comparator_bias"):
+            rows = getattr(self, name)
+            if rows is None and name == "comparator_bias":
+                continue
+            rows = np.asarray(rows)
+            if rows.ndim != 2 or rows.shape[1] != e or rows.shape[0] not in (1, scores.shape[0]):
+                raise ValueError(f"{name} must have shape (1, {e}) or ({scores.shape[0]}, {e}), got {rows.shape}")
+            if not np.all(np.isfinite(rows)):
+                raise ValueError(f"{name} contains NaN or infinite values")
+        if np.any(np.asarray(self.capacity_rows) < 0):
+            raise ValueError("capacity_rows must be non-negative")
 
     name = "routing_fixed"
 

@@ -62,7 +62,7 @@ from numba.extending import register_jitable
 
 from .._backend import get_namespace
 from .._random import rep_key, round_key, seed_to_uint64, uniform
-from .._validation import check_float, check_in, check_int
+from .._validation import as_real_array, check_float, check_in, check_int
 
 __all__ = [
     "GENERATORS",
@@ -128,6 +128,24 @@ class ScoreGenerator:
     name: str
     n_experts: int
     params: np.ndarray
+
+    def __post_init__(self):
+        if self.name not in ("iid_gaussian", "iid_plus_offset", "drifting"):
+            raise ValueError(f"name must be 'iid_gaussian', 'iid_plus_offset' or 'drifting', got {self.name!r}")
+        check_int(self.n_experts, "n_experts")
+        params = as_real_array(self.params, "params")
+        want = (_HEAD + 2 * self.n_experts,)
+        if params.shape != want:
+            raise ValueError(f"params must have shape {want} ([sigma, mode, period, means, drift]), "
+                             f"got {params.shape}")
+        if not np.all(np.isfinite(params)):
+            raise ValueError("params contains NaN or infinite values")
+        if params[0] < 0:
+            raise ValueError(f"params[0] (sigma) must be >= 0, got {params[0]}")
+        if params[1] not in (0.0, 1.0):
+            raise ValueError(f"params[1] (mode) must be 0 (linear drift) or 1 (sinusoidal drift), got {params[1]}")
+        if params[1] == 1.0 and params[2] <= 0:
+            raise ValueError(f"params[2] (period) must be > 0 for a sinusoidal drift, got {params[2]}")
 
     @property
     def sigma(self) -> float:

@@ -24,12 +24,14 @@ import dataclasses
 
 import numpy as np
 
+from .._repr import short_repr
 from .._validation import check_int
 from ._dag_order import best_plans, density_blocks, ideal_table, topological_order
 
 __all__ = ["SearchDAG", "SearchPlan", "search_dag", "plan_value", "greedy_search", "brute_force_search"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SearchDAG:
     """A hider distribution on a DAG with search costs (build it with :func:`search_dag`).
@@ -129,6 +131,7 @@ def _vector(a, name, n):
 # ---------------------------------------------------------------------------
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class SearchPlan:
     """A plan with its value.

@@ -44,6 +44,7 @@ import math
 
 import numpy as np
 
+from .._repr import short_repr
 from .._validation import check_float, check_int
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
 ]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class PrivacyCost:
     """An :math:`(\\varepsilon, \\delta)` privacy guarantee (``delta = 0``: pure DP)."""
@@ -177,6 +179,7 @@ def per_step_epsilon(epsilon: float, k: int, delta: float = 0.0) -> float:
 # empirical audit
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class AuditResult:
     """Outcome of :func:`privacy_audit`.

@@ -25,6 +25,7 @@ from numba.extending import register_jitable
 
 from .. import _random
 from .._random import uniform
+from .._repr import short_repr
 from .._validation import check_float, check_int
 from ..sim._losses import LossSequence
 from ..sim._protocol import Learner
@@ -54,6 +55,7 @@ class SmallLossState(NamedTuple):
     cum: Any
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SmallLossSchedule:
     r"""Per-phase noise scales and thresholds of :func:`small_loss_experts`.

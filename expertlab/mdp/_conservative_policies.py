@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
+from .._repr import short_repr
 from .._validation import check_int, check_open_unit
 from ._conservative import _check_stochastic, _evaluate, _pessimistic_eval, _pessimistic_model
 from ._episodic import _check_single, sample_episodes
@@ -30,6 +31,7 @@ __all__ = ["ConservativeBaseline", "MixedPlan", "known_baseline", "learned_basel
            "sample_mixed_policy", "stepmix_weight", "epsmix_probability"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class ConservativeBaseline:
     r"""A baseline policy and the two numbers the conservative constraint needs.
@@ -53,6 +55,7 @@ class ConservativeBaseline:
     n_samples: int = 0
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class MixedPlan:
     r"""The play of one episode of every replication: a conservative learner's action.

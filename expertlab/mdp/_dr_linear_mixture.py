@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from .._backend import get_namespace
+from .._repr import short_repr
 from .._validation import check_float, check_in, check_int
 from ._models import KERNEL_ATOL, LinearMixtureMDP, _array, check_gamma, check_kernel
 from ._robust import DIVERGENCES, worst_case
@@ -112,6 +113,7 @@ def _divergence(p, q, divergence, xp):
     return xp.sum(xp.where(sup, (p - q) ** 2 / qs, 0.0), axis=-1)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class MixtureRobustResult:
     """Discounted robust planning over weight balls: ``values (..., S)``, ``q_values (..., S, A)``,
@@ -130,6 +132,7 @@ class MixtureRobustResult:
     converged: object
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class MixtureRobustFiniteResult:
     """Finite-horizon robust planning over weight balls: ``values (..., H + 1, S)`` (``values[..., H, :] = 0``),

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key, uniform
+from .._repr import short_repr
 from .._validation import check_float, check_in, check_int, check_open_unit
 from ._dr_linear_mixture import (_check_features, _check_radius, _check_theta, mixture_robust_backup,
                                  mixture_value_features)
@@ -30,6 +31,7 @@ _DATA_SALT = np.uint64(0x510E527FADE682D1)
 _BLOCK = 4096
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class OfflineDataset:
     """Offline transitions, one dataset per replication: ``states``, ``actions``, ``next_states`` of shape
@@ -153,6 +155,7 @@ def simplex_projection(x):
     return np.maximum(x - tau, 0.0)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class DROfflineResult:
     """Output of :func:`dr_vtr` / :func:`dr_ttr`: ``policy (n_reps, H, S)``, pessimistic ``q_values

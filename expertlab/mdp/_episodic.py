@@ -54,6 +54,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from .._random import uniform
+from .._repr import short_repr
 from .._validation import check_int
 from ..sim._protocol import EnvSpec, Environment, Metric
 from ._models import FiniteHorizonMDP
@@ -68,6 +69,7 @@ TABULAR_EPISODE = "tabular_episode"
 LINEAR_MIXTURE_EPISODE = "linear_mixture_episode"
 
 
+@short_repr
 class Trajectory(NamedTuple):
     """One episode of every replication: what an episodic learner is told after it.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from .._backend import get_namespace
+from .._repr import short_repr
 from .._validation import check_float, check_int
 from ..sim._protocol import Environment
 
@@ -146,6 +147,7 @@ class EpisodeEnvironment(Environment):
         return self._episodes().policy_value(policy)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class TabularMDP(_KernelShape):
     """A discounted tabular MDP, or a batch of them.
@@ -189,6 +191,7 @@ class TabularMDP(_KernelShape):
     _kernel_axes = 3  # (S, A, S) after the batch axes
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class FiniteHorizonMDP(_KernelShape, EpisodeEnvironment):
     """An episodic tabular MDP with stage-dependent transitions, or a batch of them.
@@ -247,6 +250,7 @@ class FiniteHorizonMDP(_KernelShape, EpisodeEnvironment):
     _kernel_axes = 4  # (H, S, A, S) after the batch axes
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class LinearMixtureMDP:
     r"""A discounted linear-mixture MDP :math:`P_\theta = \sum_i \theta_i \phi_i`.

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._repr import short_repr
 from .._validation import check_float, check_int, check_open_unit
 from ..sim import EnvSpec, Environment, Learner, Metric
 from ._dr_offline import simplex_projection
@@ -63,6 +64,7 @@ class RewardFreeState(NamedTuple):
     n_episodes: int = 0
 
 
+@short_repr
 class RewardFreeEstimate(NamedTuple):
     r"""The fitted weight, its confidence set and the exploration values, per replication.
 

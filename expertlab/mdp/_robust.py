@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from .._backend import get_namespace, logsumexp
+from .._repr import short_repr
 from .._validation import as_real_array, check_float, check_in, check_int
 from ._models import check_kernel
-from ._planning import _as_arrays
+from ._planning import _as_arrays, largest_active, plot_residual_path
 
 __all__ = ["DIVERGENCES", "WorstCaseResult", "RobustPlanningResult", "worst_case", "robust_value_iteration"]
 
@@ -23,6 +26,7 @@ DIVERGENCES = ("tv", "l1", "kl", "chi2")
 _N_BISECT = 100
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class WorstCaseResult:
     """``value (...)``: the worst-case expectation; ``distribution (..., n)``: a minimiser
@@ -249,11 +253,14 @@ def worst_case(values, nominal, radius, divergence: str = "tv") -> WorstCaseResu
     return WorstCaseResult(val, p, divergence, rho)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class RobustPlanningResult:
     """Robust value iteration: ``values (..., S)``, ``q_values (..., S, A)``, greedy ``policy (..., S)``,
     ``worst_kernel (..., S, A, S)`` (the adversary's response to ``values``), ``bellman_residual (...)``
-    of the robust operator (so ``||V - V_rob|| <= residual / (1 - gamma)``), ``n_iter`` and ``converged``."""
+    of the robust operator (so ``||V - V_rob|| <= residual / (1 - gamma)``), ``n_iter`` and ``converged``;
+    ``residual_path (n_steps,)``: the robust operator's residual ``||T V_{k-1} - V_{k-1}||`` in iteration ``k``
+    (the largest over the MDPs of a batch still iterating)."""
 
     values: object
     q_values: object
@@ -262,6 +269,25 @@ class RobustPlanningResult:
     bellman_residual: object
     n_iter: object
     converged: object
+    residual_path: object = None
+
+    def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
+        """The residual of the operator per iteration (:attr:`residual_path`), on a log scale.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        label : str, optional
+            Legend label of the trace.
+        **line_kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        return plot_residual_path(self.residual_path, ax=ax, label=label, **line_kwargs)
 
 
 def robust_value_iteration(transitions, rewards=None, gamma=None, *, radius, divergence: str = "tv",
@@ -330,9 +356,11 @@ def robust_value_iteration(transitions, rewards=None, gamma=None, *, radius, div
     v = xp.zeros(p.shape[:-2], dtype=p.dtype)
     active = xp.ones(p.shape[:-3], dtype=xp.bool)
     n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
+    path = []
     for _ in range(max_iter):
         v_new = xp.max(backup(v)[0], axis=-1)
         delta = xp.max(xp.abs(v_new - v), axis=-1)
+        path.append(largest_active(delta, active, xp))
         v = xp.where(active[..., None], v_new, v)
         n_iter = n_iter + xp.astype(active, xp.int64)
         active = active & ~(delta < tol)
@@ -340,4 +368,5 @@ def robust_value_iteration(transitions, rewards=None, gamma=None, *, radius, div
             break
     q, kern = backup(v)
     res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
-    return RobustPlanningResult(v, q, xp.argmax(q, axis=-1), kern, res, n_iter, ~active)
+    return RobustPlanningResult(v, q, xp.argmax(q, axis=-1), kern, res, n_iter, ~active,
+                                np.asarray(path, dtype=np.float64))

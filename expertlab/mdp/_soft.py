@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from .._backend import get_namespace, logsumexp
+from .._repr import short_repr
 from .._validation import check_float, check_int
 from ._models import check_kernel
-from ._planning import _as_arrays, bellman_backup
+from ._planning import _as_arrays, bellman_backup, largest_active, plot_residual_path
 
 __all__ = ["SoftPlanningResult", "soft_value_iteration"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class SoftPlanningResult:
     r"""KL-regularised value iteration: ``values (..., S)``, ``q_values (..., S, A)``, the
     softmax policy ``policy (..., S, A)`` (probabilities), ``policy_values (..., S)`` (the
     regularised value of that policy by a linear solve), ``bellman_residual (...)`` of the soft
-    operator, ``n_iter (...)`` and ``converged (...)``."""
+    operator, ``n_iter (...)`` and ``converged (...)``; ``residual_path (n_steps,)``: the soft
+    operator's residual :math:`\|T_\tau V_{k-1} - V_{k-1}\|_\infty` in iteration ``k`` (the largest over
+    the MDPs of a batch still iterating)."""
 
     values: object
     q_values: object
@@ -26,6 +32,25 @@ class SoftPlanningResult:
     bellman_residual: object
     n_iter: object
     converged: object
+    residual_path: object = None
+
+    def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
+        """The residual of the operator per iteration (:attr:`residual_path`), on a log scale.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        label : str, optional
+            Legend label of the trace.
+        **line_kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        return plot_residual_path(self.residual_path, ax=ax, label=label, **line_kwargs)
 
 
 def soft_value_iteration(transitions, rewards=None, gamma=None, *, temperature: float = 1.0, reference=None,
@@ -101,9 +126,11 @@ def soft_value_iteration(transitions, rewards=None, gamma=None, *, temperature: 
     v = xp.zeros(p.shape[:-2], dtype=p.dtype)
     active = xp.ones(p.shape[:-3], dtype=xp.bool)
     n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
+    path = []
     for _ in range(max_iter):
         v_new = soft_max(bellman_backup(p, r, gamma, v))
         delta = xp.max(xp.abs(v_new - v), axis=-1)
+        path.append(largest_active(delta, active, xp))
         v = xp.where(active[..., None], v_new, v)
         n_iter = n_iter + xp.astype(active, xp.int64)
         active = active & ~(delta < tol)
@@ -122,4 +149,4 @@ def soft_value_iteration(transitions, rewards=None, gamma=None, *, temperature: 
     p_pi = xp.sum(pi[..., None] * p, axis=-2)
     lhs = xp.eye(p.shape[-1], dtype=p.dtype) - gamma * p_pi
     vp = xp.linalg.solve(lhs, r_pi[..., None])[..., 0]
-    return SoftPlanningResult(v, q, pi, vp, res, n_iter, ~active)
+    return SoftPlanningResult(v, q, pi, vp, res, n_iter, ~active, np.asarray(path, dtype=np.float64))

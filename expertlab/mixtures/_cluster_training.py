@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._random import LEARNER_STREAM, stream_key, uniform
+from .._repr import short_repr
 from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
 from ..sim._variates import normal_array
 from ._clustered_single_index import cluster_codes, replication_keys, sample_clustered_single_index
@@ -23,6 +24,7 @@ __all__ = ["ClusterMoEParams", "ClusterTrainResult", "cluster_moe_loss", "cluste
 _CHUNK, _N_EVAL = 512, 2000
 
 
+@short_repr
 class ClusterMoEParams(NamedTuple):
     """Parameters of the MoE (``n_experts`` two-layer tanh networks and a linear softmax router).
 
@@ -279,6 +281,7 @@ def routing_accuracy(router, x, cluster, n_experts):
     return conf.argmax(axis=-1), scores.max(axis=-1)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class ClusterTrainResult:
     """Outcome of :func:`train_cluster_moe` or :func:`train_single_network`.
@@ -400,7 +403,7 @@ def train_cluster_moe(dim, n_samples, *, n_clusters=4, separation=2.0, degree=1,
     router_scale : float
         Router initialisation ``N(0, router_scale**2 / d)`` per entry.
     n_reps : int
-    seed : int or numpy.random.SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
 
     Returns
     -------
@@ -461,7 +464,7 @@ def train_single_network(dim, n_samples, *, n_clusters=4, separation=2.0, degree
     lr, output_lr : float
         As in :func:`train_cluster_moe`.
     n_reps : int
-    seed : int or numpy.random.SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
         The same seed gives the same samples as :func:`train_cluster_moe`.
 
     Returns

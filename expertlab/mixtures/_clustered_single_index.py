@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key
+from .._repr import short_repr
 from .._validation import as_real_array, check_array_size, check_float, check_int
 from ..sim._variates import normal_array
 
@@ -102,6 +103,7 @@ def hermite_link(t, degree: int):
     return h / math.sqrt(math.factorial(degree))
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class ClusteredSample:
     """Draws of :func:`sample_clustered_single_index`.
@@ -184,7 +186,7 @@ def sample_clustered_single_index(n_samples, dim, *, n_clusters=4, separation=2.
     noise : float
         Standard deviation ``zeta >= 0`` of the additive label noise.
     n_reps : int
-    seed : int or numpy.random.SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
     start : int
         Index of the first sample; ``start=s`` returns samples ``s, s+1, ...`` of the same stream.
 

@@ -202,7 +202,8 @@ def asymptotic_parameter_errors(params, expert, n_samples, *, link="tanh", n_dra
     (:func:`fisher_information`).  The scalar errors are :math:`\sqrt{2/\pi}` times their standard
     deviations (:math:`e^{\hat\tau}` by the delta method, :math:`e^{\tau}\, \mathrm{sd}(\hat\tau)`);
     the Euclidean errors of :math:`\beta` and :math:`\eta` are the mean norms of their Gaussian
-    blocks, averaged over ``n_draws`` seeded standard normal draws.
+    blocks, averaged over ``n_draws`` standard normal draws from ``seed`` (an int,
+    ``numpy.random.SeedSequence`` or ``None``, default 0).
 
     Returns
     -------
@@ -232,7 +233,7 @@ def asymptotic_parameter_errors(params, expert, n_samples, *, link="tanh", n_dra
     """
     n_samples = check_int(n_samples, "n_samples")
     n_draws = check_int(n_draws, "n_draws")
-    seed_to_uint64(seed)                                            # refuses a seed that is not an int or a SeedSequence
+    seed_u = seed_to_uint64(seed)
     info = fisher_information(params, expert, link=link, **quadrature)
     check_array_size((n_draws, info.shape[0], (info.shape[1] - 2) // 2), ("n_draws", "params"))
     eig = np.linalg.eigvalsh(info)
@@ -244,7 +245,7 @@ def asymptotic_parameter_errors(params, expert, n_samples, *, link="tanh", n_dra
     cov = np.linalg.inv(info) / n_samples
     R, P, _ = cov.shape
     d = (P - 2) // 2
-    z = np.random.default_rng(seed).standard_normal((n_draws, d))
+    z = np.random.default_rng(int(seed_u)).standard_normal((n_draws, d))
     tau = np.asarray(params.tau, float)
 
     def norm_mean(blocks):                                              # (R, d, d) -> (R,): E||N(0, block)||

@@ -43,7 +43,7 @@ def sample_contaminated_moe(n_samples, truth, expert, *, link="tanh", seed=0, fi
     expert : FrozenExpert
     link : {"tanh", "sigmoid", "gelu", "linear"}
         Link of the prompt's location :math:`h(x, \eta) = \phi(\eta^\top x)`.
-    seed : int, SeedSequence or None
+    seed : int, numpy.random.SeedSequence or None, default 0
     first_rep : int
         Index of the first replication: a batch drawn with ``first_rep=k`` holds
         replications ``k, k+1, ...`` of the same seed (for sweeps in blocks).
@@ -150,7 +150,7 @@ def perturbed_truth(truth, *, scale=0.1, seed=0, first_rep=0) -> ContaminatedMoE
         Leading axis ``n_reps``.
     scale : float
         Size :math:`\epsilon \ge 0` of the perturbation.
-    seed : int, SeedSequence or None
+    seed : int, numpy.random.SeedSequence or None, default 0
     first_rep : int
         Index of the first replication (as in :func:`sample_contaminated_moe`).
 
@@ -245,7 +245,7 @@ def fit_contaminated_moe(X, y, expert, *, link="tanh", init="random", truth=None
         Newton steps on the gate and Gauss–Newton steps on the prompt per M-step.
     min_nu : float
         Positive floor of the prompt variance.
-    seed : int, SeedSequence or None
+    seed : int, numpy.random.SeedSequence or None, default 0
         Seed of the initialisation; replication ``r`` uses stream ``r``.
     batched : bool
 

@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from .._backend import asnumpy, get_namespace, logsumexp
+from .._repr import short_repr
 from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
 
 __all__ = ["COVARIANCE_TYPES", "EMResult", "GaussianMixtureParams", "e_step", "m_step", "log_likelihood",
@@ -32,6 +33,7 @@ __all__ = ["COVARIANCE_TYPES", "EMResult", "GaussianMixtureParams", "e_step", "m
 COVARIANCE_TYPES = ("full", "diag", "spherical")
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class GaussianMixtureParams:
     """Parameters of ``n_reps`` Gaussian mixtures (or of one, without the leading axis).
@@ -57,6 +59,7 @@ class GaussianMixtureParams:
                                      self.covariance_type)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class EMResult:
     """Outcome of an EM fit.
@@ -80,6 +83,44 @@ class EMResult:
     n_iter: object
     converged: object
     message: str
+
+    def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
+        r"""The objective per EM iteration: :attr:`loglik_path` against the iteration count.
+
+        Point ``k`` is :math:`\ell(\theta_k)`, the objective of the
+        parameters after ``k`` iterations; EM never lowers it (the fits'
+        docstrings say where a regularised or generalised step makes that
+        hold up to rounding).  A batched fit draws one thin line per
+        replication, each ending where that replication stopped.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        label : str, optional
+            Legend label.
+        **line_kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from expertlab.mixtures import fit_gaussian_mixture
+        >>> rng = np.random.default_rng(0)
+        >>> X = np.concatenate([rng.normal(0.0, 1.0, (50, 1)), rng.normal(5.0, 1.0, (50, 1))])
+        >>> res = fit_gaussian_mixture(X, 2, seed=0)
+        >>> ax = res.plot()
+        >>> bool(np.array_equal(ax.lines[0].get_ydata(), res.loglik_path)), ax.get_xlabel()
+        (True, 'EM iteration k')
+        """
+        from ..sim._plots import plot_paths
+
+        return plot_paths(self.loglik_path, ax=ax, label=label, xlabel="EM iteration k",
+                          ylabel=r"objective $\ell(\theta_k)$", **line_kwargs)
 
 
 def _as_array(a, name, xp=None):

@@ -11,13 +11,13 @@ replication index.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+from scipy.special import ndtri
 
 from .._backend import asnumpy, logsumexp
-from .._random import rep_key, round_key, seed_to_uint64, uniform
-from .._validation import check_float, check_in, check_int
+from .._estimator import EstimatorMixin
+from .._random import rep_key, round_key, seed_to_uint64, stream_key, uniform
+from .._validation import as_real_array, check_float, check_in, check_int
 from ._em import (COVARIANCE_TYPES, EMResult, GaussianMixtureParams, _check_data, _check_params,
                   _check_sample_weight, _e_step, _log_gaussian, _m_step, log_prior_from_labels)
 
@@ -104,7 +104,7 @@ def fit_gaussian_mixture(X, n_components, *, covariance_type="full", init="kmean
         responsibilities are clamped to its component.
     prior : array, shape (n_samples, n_components) or (n_reps, n_samples, n_components), optional
         Soft priors that multiply each point's posterior.
-    seed : int, SeedSequence or None
+    seed : int, numpy.random.SeedSequence or None, default 0
         Seed of the initialisation; replication ``r`` draws from stream ``r``.
     batched : bool
         Whether ``X`` has a leading replication axis.
@@ -224,16 +224,18 @@ def fit_gaussian_mixture(X, n_components, *, covariance_type="full", init="kmean
     return EMResult(params.select(0), path[0], int(n_iter[0]), bool(converged[0]), message)
 
 
-def _seed_from_rng(rng):
-    """SPEC 7: ``None``, an int (or SeedSequence) or a ``numpy.random.Generator`` -> a seed."""
-    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)) and not isinstance(rng, bool):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(0, 2 ** 63 - 1))
-    raise TypeError(f"rng must be None, an int, a SeedSequence or a numpy.random.Generator, got {type(rng).__name__}")
+#: Salt of the stream :meth:`GaussianMixture.sample` draws from (disjoint from the initialisation's).
+_SAMPLE_STREAM = np.uint64(0x8CB92BA72F3D8DD7)
 
 
-class GaussianMixture:
+def _n_parameters(n_components, n_features, covariance_type):
+    """Free parameters of a Gaussian mixture: weights (one fewer than components), means, covariances."""
+    C, D = n_components, n_features
+    cov = {"full": C * D * (D + 1) // 2, "diag": C * D, "spherical": C}[covariance_type]
+    return (C - 1) + C * D + cov
+
+
+class GaussianMixture(EstimatorMixin):
     r"""Gaussian mixture estimator (scikit-learn conventions) over :func:`fit_gaussian_mixture`.
 
     Parameters
@@ -249,8 +251,9 @@ class GaussianMixture:
     means_init : array, shape (n_components, n_features), optional
     covariances_init : array, optional
         In the shape of ``covariance_type`` (covariances, not precisions as in scikit-learn).
-    rng : None, int, SeedSequence or numpy.random.Generator
-        Source of the initialisation (SciPy SPEC 7); a Generator is advanced once per ``fit``.
+    seed : int, numpy.random.SeedSequence or None, default 0
+        Seed of the initialisation (see :ref:`mixtures-randomness`): the same
+        seed gives the same fit; ``None`` draws a fresh one, kept in ``seed_``.
 
     Attributes
     ----------
@@ -262,27 +265,49 @@ class GaussianMixture:
     lower_bound_ : float
         Last recorded objective (as in scikit-learn).
     loglik_path_ : ndarray, shape (n_iterations,)
+    n_features_in_ : int
+    seed_ : int
+        The seed the fit used: ``GaussianMixture(..., seed=seed_)`` repeats it.
     result_ : EMResult
 
     Notes
     -----
-    ``fit(X, y)`` with ``y`` holding ``-1`` for unlabelled points fits the
-    semi-supervised mixture in which labelled points are clamped to their
-    component (the convention of scikit-learn's semi-supervised estimators).
-    See :func:`fit_gaussian_mixture` for the update rule and what is simplified.
+    ``fit(X, labels=labels)`` with ``labels`` holding ``-1`` for unlabelled
+    points fits the semi-supervised mixture in which labelled points are
+    clamped to their component.  The ``y`` of ``fit(X, y)`` is ignored, as
+    in scikit-learn's unsupervised estimators.  See
+    :func:`fit_gaussian_mixture` for the update rule and what is simplified.
+
+    :meth:`bic` and :meth:`aic` count
+    :math:`(C - 1) + C d + C\,d(d + 1)/2` free parameters for ``"full"``
+    covariances, :math:`C d` covariance parameters for ``"diag"`` and
+    :math:`C` for ``"spherical"`` (:math:`C` components, :math:`d` features).
+
+    References
+    ----------
+    .. [1] G. Schwarz, "Estimating the dimension of a model", Ann. Statist.
+       6(2), 1978 (the BIC).
+    .. [2] H. Akaike, "A new look at the statistical model identification",
+       IEEE Trans. Automat. Control 19(6), 1974 (the AIC).
 
     Examples
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(-3, 1, (100, 2)), rng.normal(3, 1, (100, 2))])
-    >>> gm = GaussianMixture(2, rng=0).fit(X)
+    >>> gm = GaussianMixture(2).fit(X)
+    >>> gm
+    GaussianMixture(n_components=2, seed=0)
     >>> bool(gm.converged_), gm.predict(np.array([[-3.0, -3.0], [3.0, 3.0]])).tolist() in ([0, 1], [1, 0])
     (True, True)
+    >>> bool(gm.bic(X) < GaussianMixture(1).fit(X).bic(X))
+    True
     """
 
+    _estimator_type = "density_estimator"
+
     def __init__(self, n_components=1, *, covariance_type="full", tol=1e-3, reg_covar=1e-6, max_iter=100,
-                 init_params="kmeans++", weights_init=None, means_init=None, covariances_init=None, rng=None):
+                 init_params="kmeans++", weights_init=None, means_init=None, covariances_init=None, seed=0):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.tol = tol
@@ -292,24 +317,68 @@ class GaussianMixture:
         self.weights_init = weights_init
         self.means_init = means_init
         self.covariances_init = covariances_init
-        self.rng = rng
+        self.seed = seed
 
-    def _init(self):
+    def _init(self, n_components, n_features, kind):
+        """The ``init`` of :func:`fit_gaussian_mixture`: ``init_params`` or the checked initial parameters."""
+        if not isinstance(self.init_params, str):
+            raise TypeError(f"init_params must be one of {INITS}, got {type(self.init_params).__name__}")
+        check_in(self.init_params, "init_params", INITS)
         given = [a is not None for a in (self.weights_init, self.means_init, self.covariances_init)]
         if any(given) and not all(given):
             raise ValueError("weights_init, means_init and covariances_init must be given together (or none)")
-        if all(given):
-            return GaussianMixtureParams(np.asarray(self.weights_init, dtype=float),
-                                         np.asarray(self.means_init, dtype=float),
-                                         np.asarray(self.covariances_init, dtype=float), self.covariance_type)
-        return self.init_params
+        if not all(given):
+            return self.init_params
+        C, D = n_components, n_features
+        want = {"weights_init": (C,), "means_init": (C, D),
+                "covariances_init": {"full": (C, D, D), "diag": (C, D), "spherical": (C,)}[kind]}
+        arrs = {}
+        for name, shape in want.items():
+            a = as_real_array(getattr(self, name), name, np)
+            if a.shape != shape:
+                raise ValueError(f"{name} must have shape {shape} (n_components={C}, {D} features, "
+                                 f"covariance_type={kind!r}), got {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name} contains NaN or infinite values")
+            arrs[name] = a
+        w, cov = arrs["weights_init"], arrs["covariances_init"]
+        if np.any(w < 0) or abs(np.sum(w) - 1.0) > 1e-9 * C:
+            raise ValueError("weights_init must lie on the simplex (non-negative, summing to 1)")
+        if kind == "full":
+            if not np.allclose(cov, np.swapaxes(cov, -1, -2), rtol=1e-10, atol=1e-12):
+                raise ValueError("covariances_init must be symmetric")
+            if np.min(np.linalg.eigvalsh(cov)) <= 0:
+                raise ValueError("covariances_init must be positive definite")
+        elif np.any(cov <= 0):
+            raise ValueError("covariances_init must be positive (variances)")
+        return GaussianMixtureParams(w, arrs["means_init"], cov, kind)
 
-    def fit(self, X, y=None, *, sample_weight=None, prior=None):
-        """Fit by EM; ``y`` (optional) holds partial labels with ``-1`` for unlabelled points. Returns ``self``."""
-        res = fit_gaussian_mixture(X, self.n_components, covariance_type=self.covariance_type, init=self._init(),
-                                   max_iter=self.max_iter, tol=self.tol, reg_covar=self.reg_covar,
-                                   sample_weight=sample_weight, labels=y, prior=prior,
-                                   seed=_seed_from_rng(self.rng))
+    def fit(self, X, y=None, *, labels=None, sample_weight=None, prior=None):
+        """Fit by EM; returns ``self``.
+
+        Parameters
+        ----------
+        X : array, shape (n_samples, n_features)
+        y : ignored
+            Present for scikit-learn's API (an unsupervised estimator takes ``y`` and ignores it).
+        labels : array of int, shape (n_samples,), optional
+            Partial labels, ``-1`` for unlabelled points (the semi-supervised fit).
+        sample_weight : array, shape (n_samples,), optional
+        prior : array, shape (n_samples, n_components), optional
+            Soft priors that multiply each point's posterior.
+        """
+        X = self._validate_X(X)
+        if sample_weight is not None:
+            sample_weight = as_real_array(sample_weight, "sample_weight", np)
+            if sample_weight.shape == (X.shape[0],) and not np.any(sample_weight):
+                raise ValueError("sample_weight is zero for every point; at least one weight must be positive")
+        C = check_int(self.n_components, "n_components")
+        kind = check_in(self.covariance_type, "covariance_type", COVARIANCE_TYPES)
+        init = self._init(C, X.shape[1], kind)
+        seed = int(seed_to_uint64(self.seed))
+        res = fit_gaussian_mixture(X, C, covariance_type=kind, init=init, max_iter=self.max_iter, tol=self.tol,
+                                   reg_covar=self.reg_covar, sample_weight=sample_weight, labels=labels,
+                                   prior=prior, seed=seed)
         p = res.params
         self.weights_ = asnumpy(p.weights)
         self.means_ = asnumpy(p.means)
@@ -318,42 +387,93 @@ class GaussianMixture:
         self.n_iter_ = res.n_iter
         self.loglik_path_ = asnumpy(res.loglik_path)
         self.lower_bound_ = float(self.loglik_path_[-1])
+        self.n_features_in_ = X.shape[1]
+        self.seed_ = seed
         self.result_ = res
-        self.n_features_in_ = self.means_.shape[1]
         return self
 
-    def _params(self):
-        if not hasattr(self, "weights_"):
-            raise AttributeError("this GaussianMixture is not fitted yet; call fit first")
-        return GaussianMixtureParams(self.weights_[None], self.means_[None], self.covariances_[None],
-                                     self.covariance_type)
-
-    def _estep(self, X):
-        p = self._params()
-        X = np.asarray(X, dtype=float) if not hasattr(X, "shape") else X
-        if getattr(X, "ndim", None) != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have shape (n_samples, {self.n_features_in_}), got {np.shape(X)}")
-        xp, X3 = _check_data(X[None])
-        joint = _log_gaussian(X3, p, xp) + xp.log(xp.asarray(p.weights))[:, None, :]
+    def _estep(self, X, method):
+        self._check_fitted(method)
+        X = self._validate_X(X, fitted=True)
+        p = GaussianMixtureParams(self.weights_[None], self.means_[None], self.covariances_[None],
+                                  self.covariance_type)
+        joint = _log_gaussian(X[None], p, np)
+        with np.errstate(divide="ignore"):                     # a component of weight 0 has log-weight -inf
+            joint = joint + np.log(p.weights)[:, None, :]
         norm = logsumexp(joint, axis=-1)
-        return asnumpy((joint - norm[..., None])[0]), asnumpy(norm[0])
+        return (joint - norm[..., None])[0], norm[0]
 
     def predict_proba(self, X):
         """Posterior component probabilities, shape (n_samples, n_components)."""
-        return np.exp(self._estep(X)[0])
+        return np.exp(self._estep(X, "predict_proba")[0])
 
     def predict(self, X):
         """Most probable component of each point, shape (n_samples,)."""
-        return np.argmax(self._estep(X)[0], axis=1)
+        return np.argmax(self._estep(X, "predict")[0], axis=1)
 
     def score_samples(self, X):
         """Log-density :math:`\\log p(x_i)` of each point, shape (n_samples,)."""
-        return self._estep(X)[1]
+        return self._estep(X, "score_samples")[1]
 
     def score(self, X, y=None, sample_weight=None):
-        """Average (weighted) log-likelihood per point."""
-        s = self.score_samples(X)
+        """Mean (weighted) log-likelihood per point; ``y`` is ignored."""
+        s = self._estep(X, "score")[1]
         if sample_weight is None:
             return float(np.mean(s))
         w = asnumpy(_check_sample_weight(sample_weight, 1, s.shape[0], np)[0])
         return float(np.sum(w * s) / np.sum(w))
+
+    def n_parameters(self):
+        """Number of free parameters of the fitted mixture (the count :meth:`bic` and :meth:`aic` use)."""
+        self._check_fitted("n_parameters")
+        return _n_parameters(self.weights_.shape[0], self.n_features_in_, self.covariance_type)
+
+    def bic(self, X):
+        r"""Bayesian information criterion :math:`-2 \log L + p \log n` on ``X`` (lower is better)."""
+        self._check_fitted("bic")
+        n = self._validate_X(X).shape[0]
+        return float(-2.0 * self.score(X) * n + self.n_parameters() * np.log(n))
+
+    def aic(self, X):
+        r"""Akaike information criterion :math:`-2 \log L + 2 p` on ``X`` (lower is better)."""
+        self._check_fitted("aic")
+        n = self._validate_X(X).shape[0]
+        return float(-2.0 * self.score(X) * n + 2.0 * self.n_parameters())
+
+    def sample(self, n_samples=1, *, seed=0):
+        """Draw points from the fitted mixture.
+
+        Parameters
+        ----------
+        n_samples : int
+        seed : int, numpy.random.SeedSequence or None, default 0
+            Row ``i`` is a function of ``(seed, i)`` only, so a longer sample
+            under the same seed extends a shorter one.
+
+        Returns
+        -------
+        X : ndarray, shape (n_samples, n_features)
+        labels : ndarray of int, shape (n_samples,)
+            The component of each point, in draw order (scikit-learn's
+            ``sample`` sorts the points by component).
+        """
+        self._check_fitted("sample")
+        n = check_int(n_samples, "n_samples")
+        seed_u = seed_to_uint64(seed)
+        D, C = self.n_features_in_, self.weights_.shape[0]
+        with np.errstate(over="ignore"):
+            k = stream_key(rep_key(np.full(1, seed_u, dtype=np.uint64), np.zeros(1, dtype=np.uint64)),
+                           _SAMPLE_STREAM)
+            keys = round_key(k, np.arange(n, dtype=np.uint64))
+            u = uniform(keys[:, None], np.arange(D + 1, dtype=np.uint64)[None, :])
+        cum = np.cumsum(self.weights_)
+        labels = np.minimum(np.searchsorted(cum / cum[-1], u[:, 0], side="right"), C - 1)
+        z = ndtri(u[:, 1:])
+        cov = self.covariances_
+        if self.covariance_type == "full":
+            shift = np.einsum("nij,nj->ni", np.linalg.cholesky(cov)[labels], z)
+        elif self.covariance_type == "diag":
+            shift = np.sqrt(cov)[labels] * z
+        else:
+            shift = np.sqrt(cov)[labels][:, None] * z
+        return self.means_[labels] + shift, labels

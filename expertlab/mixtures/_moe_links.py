@@ -37,6 +37,7 @@ import numpy as np
 
 from .._backend import get_namespace
 from .._random import rep_key, round_key, stream_key, uniform
+from .._repr import short_repr
 from .._validation import as_real_array, check_float, check_in, check_int
 from ._em import _as_array, _finite
 
@@ -219,6 +220,7 @@ def density_quantile(u, loc, nu, density, df=3.0):
     return loc + s * z
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class FrozenExpert:
     """The known expert :math:`f_0(y \\mid h_0(x, \\eta_0), \\nu_0)` of a contaminated MoE.
@@ -252,6 +254,7 @@ class FrozenExpert:
         object.__setattr__(self, "eta0", e)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class ContaminatedMoEParams:
     """Trainable parameters of ``n_reps`` contaminated MoEs.

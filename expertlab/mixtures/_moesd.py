@@ -54,6 +54,7 @@ import dataclasses
 import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
+from .._repr import short_repr
 from .._validation import as_real_array, check_array_size, check_float, check_int
 
 __all__ = ["MoETimeModel", "MoETimeFit", "expected_activated_experts", "simulate_activated_experts",
@@ -162,6 +163,7 @@ def acceptance_length(alpha, gamma):
     return float(g + 1) if a == 1.0 else (1.0 - a ** (g + 1)) / (1.0 - a)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class MoETimeModel:
     r"""Time of one target pass over ``t`` tokens: :math:`T(t) = c_0 + c_e N(t) + c_t t`.
@@ -237,6 +239,7 @@ def sd_speedup(model, batch_size, gamma, alpha, draft_time):
     return float(acceptance_length(alpha, g) * model.time(B) / (g * td + model.time(B * (g + 1))))
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class MoETimeFit:
     """Least-squares fit of a :class:`MoETimeModel`.

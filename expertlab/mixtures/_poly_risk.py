@@ -17,6 +17,7 @@ from scipy.special import ndtri
 
 from .._backend import logsumexp
 from .._random import seed_to_uint64
+from .._repr import short_repr
 from .._validation import check_array_size, check_float, check_int
 from ._moe_links import _uniforms
 from ._polynomial_experts import PolyMoEParams, _components, _gauss, poly_moe_log_density
@@ -26,6 +27,7 @@ __all__ = ["SmoothRegressionTarget", "KLRisk", "sample_polynomial_moe", "sample_
 _X_STREAM = np.uint64(0x5851F42D4C957F2D)      # salt of the fresh inputs of the Monte Carlo KL risk
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class SmoothRegressionTarget:
     r"""The misspecified target :math:`y = f(x) + \varepsilon`, :math:`\varepsilon \sim \mathcal N(0, \sigma^2)`,
@@ -62,7 +64,7 @@ def sample_polynomial_moe(n_samples, truth, *, seed=0, first_rep=0):
     ----------
     n_samples : int
     truth : PolyMoEParams
-    seed : int or SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
         Row ``i`` of replication ``r`` is a pure function of ``(seed, first_rep + r, i)``.
     first_rep : int
         Index of the first replication (for drawing a batch in blocks).
@@ -114,6 +116,7 @@ def sample_smooth_regression(n_samples, n_reps, target, *, seed=0, first_rep=0):
     return X, target.mean(X) + math.sqrt(target.noise_var) * ndtri(u[..., s]), None
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class KLRisk:
     """Monte Carlo KL risk: ``mean`` and ``stderr`` (over the fresh inputs), each of shape (n_reps,)."""
@@ -145,7 +148,7 @@ def kl_risk(params, truth, *, n_mc=2000, n_quad=24, seed=0) -> KLRisk:
         Fresh inputs :math:`x \sim \mathrm{Uniform}[-1, 1]^s` (the same for every replication).
     n_quad : int
         Gauss–Hermite nodes per true component.
-    seed : int or SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
         Seed of the fresh inputs (a stream separate from the data generators).
 
     Returns

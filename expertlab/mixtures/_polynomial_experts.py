@@ -26,6 +26,7 @@ import numpy as np
 
 from .._backend import logsumexp
 from .._random import LEARNER_STREAM, seed_to_uint64
+from .._repr import short_repr
 from .._validation import check_array_size, check_float, check_in, check_int
 from ._em import EMResult, _as_array, _finite
 from ._moe_links import _check_xy, _solve, _uniforms
@@ -91,6 +92,7 @@ def polynomial_features(X, degree):
     return np.prod(X[..., None, :] ** E, axis=-1)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class PolyParameterCount:
     r"""Free parameters of the :math:`(m, k)` family: ``per_expert`` :math:`J_k`, ``gate`` :math:`v_m`,
@@ -133,6 +135,7 @@ def parameter_count(n_experts, degree, n_features) -> PolyParameterCount:
     return PolyParameterCount(J, v, m, m * J + v + m)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class PolyMoEParams:
     """Parameters of ``n_reps`` mixtures of ``n_experts`` polynomial experts of total degree ``degree``.
@@ -262,7 +265,7 @@ def fit_polynomial_moe(X, y, n_experts, degree, *, init="slices", max_iter=500, 
         Stop a replication when its mean log-likelihood changes by less than ``tol``.
     min_var : float
         Positive floor of the expert variances (keeps the likelihood bounded).
-    seed : int or SeedSequence
+    seed : int, numpy.random.SeedSequence or None, default 0
         Seed of ``init="random"``.
     batched : bool
 

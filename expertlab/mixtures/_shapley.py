@@ -28,11 +28,13 @@ from typing import Callable
 import numpy as np
 
 from .._random import rep_key, seed_to_uint64, uniform
+from .._repr import short_repr
 from .._validation import as_real_array, check_array_size, check_float, check_int
 
 __all__ = ["ShapleyResult", "shapley_exact", "shapley_mc", "table_game"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class ShapleyResult:
     """Shapley estimates with their Monte Carlo uncertainty.
@@ -144,7 +146,7 @@ def shapley_mc(value: Callable, n_players: int, n_permutations: int = 200, *, se
     n_permutations : int
         Sampled permutations; each costs ``n_players + 1`` coalition values
         (fewer with truncation).
-    seed : int, SeedSequence or None
+    seed : int, numpy.random.SeedSequence or None, default 0
     truncation : float, optional
         Stop scanning a permutation once :math:`|v([n]) - v(S)| \le`
         ``truncation``: the next player in the order takes the remaining

@@ -11,7 +11,7 @@ with the gate written in the gauge :math:`(\beta_{0K}, \beta_{1K}) = 0` (the
 softmax is unchanged by a common translation), and any experts frozen.
 :class:`SoftmaxGatedMoE` and :class:`SoftmaxContaminatedMoE` are thin
 estimator shells (``__init__`` stores settings, ``fit`` returns ``self``,
-fitted attributes end in ``_``, ``rng`` per SciPy SPEC 7).
+fitted attributes end in ``_``, randomness from ``seed``).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._backend import logsumexp
+from .._estimator import EstimatorMixin
 from .._random import LEARNER_STREAM, seed_to_uint64
-from .._validation import check_float, check_in, check_int
+from .._validation import as_real_array, check_float, check_in, check_int
 from ._contaminated_moe import _joint, fit_contaminated_moe
-from ._em import EMResult, _finite
-from ._gaussian_mixture import _seed_from_rng
-from ._moe_links import (ContaminatedMoEParams, FrozenExpert, _backtrack, _check_xy, _solve, _uniforms, link_value,
-                         log_density)
+from ._em import EMResult
+from ._moe_links import (LINKS, ContaminatedMoEParams, FrozenExpert, _backtrack, _check_xy, _solve, _uniforms,
+                         link_value, log_density)
 from ._voronoi import SoftmaxMoEParams, _check, _joint_k, _log_gate
 from ._voronoi import sample_softmax_moe  # noqa: F401  (used by the doctests)
 
@@ -198,7 +198,40 @@ def fit_softmax_moe(X, y, n_experts, *, init="random", frozen=None, max_iter=200
     return EMResult(SoftmaxMoEParams(*(a[0] for a in out)), path[0], int(n_iter[0]), bool(converged[0]), message)
 
 
-class SoftmaxContaminatedMoE:
+class _MoERegressor(EstimatorMixin):
+    """What the two MoE estimators share: scikit-learn's regressor kind, the log-likelihood scores, BIC and AIC."""
+
+    _estimator_type = "regressor"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True    # score is the mean log-likelihood, not scikit-learn's R^2
+        return tags
+
+    def score(self, X, y):
+        r"""Mean conditional log-likelihood :math:`\frac1n \sum_i \log p(y_i \mid x_i)`.
+
+        Not the :math:`R^2` of scikit-learn's regressors: like a mixture's
+        ``score``, larger is better, so model selection by ``score``
+        maximises the held-out likelihood.
+        """
+        self._check_fitted("score")
+        return float(np.mean(self.score_samples(X, y)))
+
+    def bic(self, X, y):
+        r"""Bayesian information criterion :math:`-2 \log L + p \log n` on ``(X, y)`` (lower is better)."""
+        self._check_fitted("bic")
+        s = self.score_samples(X, y)
+        return float(-2.0 * np.sum(s) + self.n_parameters() * np.log(s.shape[0]))
+
+    def aic(self, X, y):
+        r"""Akaike information criterion :math:`-2 \log L + 2 p` on ``(X, y)`` (lower is better)."""
+        self._check_fitted("aic")
+        s = self.score_samples(X, y)
+        return float(-2.0 * np.sum(s) + 2.0 * self.n_parameters())
+
+
+class SoftmaxContaminatedMoE(_MoERegressor):
     r"""Softmax-contaminated mixture of experts (scikit-learn conventions) over :func:`fit_contaminated_moe`.
 
     Parameters
@@ -218,8 +251,8 @@ class SoftmaxContaminatedMoE:
     truth : ContaminatedMoEParams, optional
         For ``init="perturbed_truth"`` (without the replication axis).
     init_scale, max_iter, tol, gate_steps, prompt_steps : see :func:`fit_contaminated_moe`
-    rng : None, int, SeedSequence or numpy.random.Generator
-        Source of the initialisation (SciPy SPEC 7).
+    seed : int, numpy.random.SeedSequence or None, default 0
+        Seed of the initialisation (see :ref:`mixtures-randomness`).
 
     Attributes
     ----------
@@ -230,7 +263,17 @@ class SoftmaxContaminatedMoE:
     converged_ : bool
     n_iter_ : int
     loglik_path_ : ndarray, shape (n_iterations,)
+    n_features_in_ : int
+    seed_ : int
+        The seed the fit used.
     result_ : EMResult
+
+    Notes
+    -----
+    A regressor in scikit-learn's sense (:meth:`predict` is the conditional
+    mean), whose :meth:`score` is the mean conditional log-likelihood.
+    :meth:`bic` and :meth:`aic` count the :math:`2 d + 2` trainable
+    parameters :math:`(\beta, \tau, \eta, \nu)`; the frozen expert is known.
 
     Examples
     --------
@@ -239,14 +282,17 @@ class SoftmaxContaminatedMoE:
     >>> e = FrozenExpert(np.array([1.0, 0.0]), 1e-3, "laplace")
     >>> truth = ContaminatedMoEParams.tile([0.7, 0.7], 1.0, [-1.0, 0.0], 1e-3, n_reps=1)
     >>> X, y, _ = sample_contaminated_moe(2000, truth, e, seed=0)
-    >>> m = SoftmaxContaminatedMoE([1.0, 0.0], 1e-3, init="perturbed_truth", truth=truth.select(0), rng=0)
+    >>> m = SoftmaxContaminatedMoE([1.0, 0.0], 1e-3, init="perturbed_truth", truth=truth.select(0))
+    >>> m
+    SoftmaxContaminatedMoE(eta0=[1.0, 0.0], nu0=0.001, init='perturbed_truth',
+                           truth=ContaminatedMoEParams(...), seed=0)
     >>> m = m.fit(X[0], y[0])
     >>> bool(m.converged_), np.round(m.eta_, 1).tolist(), m.gate_proba(np.zeros((1, 2))).round(1).tolist()
     (True, [-1.0, 0.0], [0.7])
     """
 
     def __init__(self, eta0, nu0, *, density="laplace", link0="tanh", link="tanh", df=3.0, init="random",
-                 truth=None, init_scale=0.1, max_iter=200, tol=1e-8, gate_steps=1, prompt_steps=1, rng=None):
+                 truth=None, init_scale=0.1, max_iter=200, tol=1e-8, gate_steps=1, prompt_steps=1, seed=0):
         self.eta0 = eta0
         self.nu0 = nu0
         self.density = density
@@ -260,65 +306,72 @@ class SoftmaxContaminatedMoE:
         self.tol = tol
         self.gate_steps = gate_steps
         self.prompt_steps = prompt_steps
-        self.rng = rng
+        self.seed = seed
 
-    def _expert(self):
-        return FrozenExpert(np.asarray(self.eta0, dtype=float), self.nu0, self.density, self.link0, self.df)
+    def _expert(self, n_features):
+        if not isinstance(self.link0, str):
+            raise TypeError(f"link0 must be one of {LINKS}, got {type(self.link0).__name__}")
+        check_in(self.link0, "link0", LINKS)
+        eta0 = as_real_array(self.eta0, "eta0", np)
+        if eta0.shape != (n_features,):
+            raise ValueError(f"eta0 must have shape ({n_features},), one entry per feature of X, got {eta0.shape}")
+        return FrozenExpert(eta0, self.nu0, self.density, self.link0, self.df)
 
     def fit(self, X, y):
         """Fit by EM on ``X`` of shape (n_samples, n_features) and ``y`` of shape (n_samples,). Returns ``self``."""
-        res = fit_contaminated_moe(X, y, self._expert(), link=self.link, init=self.init, truth=self.truth,
-                                   init_scale=self.init_scale, max_iter=self.max_iter, tol=self.tol,
-                                   gate_steps=self.gate_steps, prompt_steps=self.prompt_steps,
-                                   seed=_seed_from_rng(self.rng))
+        X = self._validate_X(X)
+        y = self._validate_y(y, X.shape[0])
+        expert = self._expert(X.shape[1])
+        init_scale = check_float(self.init_scale, "init_scale", minimum=0.0)
+        seed = int(seed_to_uint64(self.seed))
+        res = fit_contaminated_moe(X, y, expert, link=self.link, init=self.init, truth=self.truth,
+                                   init_scale=init_scale, max_iter=self.max_iter, tol=self.tol,
+                                   gate_steps=self.gate_steps, prompt_steps=self.prompt_steps, seed=seed)
         p = res.params
         self.beta_, self.eta_ = np.asarray(p.beta), np.asarray(p.eta)
         self.tau_, self.nu_ = float(p.tau), float(p.nu)
         self.converged_, self.n_iter_ = res.converged, res.n_iter
         self.loglik_path_ = np.asarray(res.loglik_path)
+        self.n_features_in_ = X.shape[1]
+        self.seed_ = seed
         self.result_ = res
-        self.n_features_in_ = self.beta_.shape[0]
         return self
 
-    def _check_X(self, X):
-        if not hasattr(self, "beta_"):
-            raise AttributeError("this SoftmaxContaminatedMoE is not fitted yet; call fit first")
-        X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have shape (n_samples, {self.n_features_in_}), got {X.shape}")
-        _finite(X, "X", np)
-        return X
+    def _X(self, X, method):
+        self._check_fitted(method)
+        return self._validate_X(X, fitted=True)
 
     def gate_proba(self, X):
         r"""Prompt weight :math:`g(x) = \sigma(\beta^\top x + \tau)`, shape (n_samples,)."""
-        X = self._check_X(X)
+        X = self._X(X, "gate_proba")
         return 1.0 / (1.0 + np.exp(-(X @ self.beta_ + self.tau_)))
 
     def predict(self, X):
         r"""Conditional mean :math:`(1 - g(x)) h_0(x, \eta_0) + g(x) h(x, \eta)` (every :math:`f_0` is symmetric;
         a Student t :math:`f_0` needs ``df > 1``), shape (n_samples,)."""
-        g = self.gate_proba(X)
-        X = np.asarray(X, dtype=float)
-        e = self._expert()
+        X = self._X(X, "predict")
+        g = 1.0 / (1.0 + np.exp(-(X @ self.beta_ + self.tau_)))
+        e = self._expert(self.n_features_in_)
         return (1.0 - g) * link_value(X @ e.eta0, e.link) + g * link_value(X @ self.eta_, self.link)
 
     def score_samples(self, X, y):
         r"""Log-density :math:`\log p(y_i \mid x_i)` of each point, shape (n_samples,)."""
-        X = self._check_X(X)
-        y = np.asarray(y, dtype=float)
+        X = self._X(X, "score_samples")
+        y = self._validate_y(y, X.shape[0])
         p = ContaminatedMoEParams(self.beta_[None], np.array([self.tau_]), self.eta_[None], np.array([self.nu_]))
         _, X3, y2 = _check_xy(X[None], y[None])
-        e = self._expert()
+        e = self._expert(self.n_features_in_)
         lf0 = log_density(y2, link_value(X3 @ e.eta0, e.link), e.nu0, e.density, e.df)
         j0, j1 = _joint(X3, y2, lf0, p, self.link, np)
         return np.logaddexp(j0, j1)[0]
 
-    def score(self, X, y):
-        """Average log-likelihood per point."""
-        return float(np.mean(self.score_samples(X, y)))
+    def n_parameters(self):
+        """Number of trainable parameters, :math:`2 d + 2` (the count :meth:`bic` and :meth:`aic` use)."""
+        self._check_fitted("n_parameters")
+        return 2 * self.n_features_in_ + 2
 
 
-class SoftmaxGatedMoE:
+class SoftmaxGatedMoE(_MoERegressor):
     r"""Softmax-gated Gaussian mixture of experts (scikit-learn conventions) over :func:`fit_softmax_moe`.
 
     Parameters
@@ -328,13 +381,25 @@ class SoftmaxGatedMoE:
         Explicit parameters without the replication axis.
     frozen : array of bool, shape (n_experts,), optional
     max_iter, tol, gate_steps : see :func:`fit_softmax_moe`
-    rng : None, int, SeedSequence or numpy.random.Generator
+    seed : int, numpy.random.SeedSequence or None, default 0
+        Seed of the initialisation (see :ref:`mixtures-randomness`).
 
     Attributes
     ----------
     params_ : SoftmaxMoEParams
         Fitted parameters (no replication axis), last gate at zero.
     converged_, n_iter_, loglik_path_, result_
+    n_features_in_ : int
+    seed_ : int
+        The seed the fit used.
+
+    Notes
+    -----
+    A regressor in scikit-learn's sense (:meth:`predict` is the conditional
+    mean), whose :meth:`score` is the mean conditional log-likelihood.
+    :meth:`bic` and :meth:`aic` count :math:`(K - 1)(d + 1)` gate parameters
+    (the last gate is fixed at zero) and :math:`d + 2` for each of the
+    :math:`K` experts that is not frozen.
 
     Examples
     --------
@@ -342,43 +407,64 @@ class SoftmaxGatedMoE:
     >>> t = SoftmaxMoEParams(np.array([[0.0, 0.0]]), np.array([[[3.0], [0.0]]]), np.array([[[1.0], [-1.0]]]),
     ...                      np.array([[2.0, -2.0]]), np.array([[0.1, 0.1]]))
     >>> X, y, _ = sample_softmax_moe(1000, t, seed=0)
-    >>> m = SoftmaxGatedMoE(2, rng=0).fit(X[0], y[0])
+    >>> m = SoftmaxGatedMoE(2).fit(X[0], y[0])
     >>> sorted(np.round(m.params_.expert_bias, 0).tolist())
     [-2.0, 2.0]
+    >>> m.n_parameters(), bool(m.bic(X[0], y[0]) < SoftmaxGatedMoE(3).fit(X[0], y[0]).bic(X[0], y[0]))
+    (8, True)
     """
 
-    def __init__(self, n_experts=2, *, init="random", frozen=None, max_iter=200, tol=1e-8, gate_steps=1, rng=None):
+    def __init__(self, n_experts=2, *, init="random", frozen=None, max_iter=200, tol=1e-8, gate_steps=1, seed=0):
         self.n_experts = n_experts
         self.init = init
         self.frozen = frozen
         self.max_iter = max_iter
         self.tol = tol
         self.gate_steps = gate_steps
-        self.rng = rng
+        self.seed = seed
 
     def fit(self, X, y):
         """Fit by EM on ``X`` of shape (n_samples, n_features) and ``y`` of shape (n_samples,). Returns ``self``."""
+        X = self._validate_X(X)
+        y = self._validate_y(y, X.shape[0])
+        seed = int(seed_to_uint64(self.seed))
         res = fit_softmax_moe(X, y, self.n_experts, init=self.init, frozen=self.frozen, max_iter=self.max_iter,
-                              tol=self.tol, gate_steps=self.gate_steps, seed=_seed_from_rng(self.rng))
+                              tol=self.tol, gate_steps=self.gate_steps, seed=seed)
         self.params_, self.converged_, self.n_iter_ = res.params, res.converged, res.n_iter
-        self.loglik_path_, self.result_ = np.asarray(res.loglik_path), res
+        self.loglik_path_ = np.asarray(res.loglik_path)
+        self.n_features_in_ = X.shape[1]
+        self.seed_ = seed
+        self.result_ = res
         return self
 
-    def predict_proba(self, X):
+    def _batched_params(self):
+        return SoftmaxMoEParams(*(np.asarray(a)[None] for a in (self.params_.gate_bias, self.params_.gate_weight,
+                                                                 self.params_.expert_weight, self.params_.expert_bias,
+                                                                 self.params_.variance)))
+
+    def gate_proba(self, X):
         r"""Gate probabilities :math:`\pi_k(x)`, shape (n_samples, n_experts)."""
-        if not hasattr(self, "params_"):
-            raise AttributeError("this SoftmaxGatedMoE is not fitted yet; call fit first")
-        X = np.asarray(X, dtype=float)
-        D = self.params_.gate_weight.shape[-1]
-        if X.ndim != 2 or X.shape[1] != D:
-            raise ValueError(f"X must have shape (n_samples, {D}), got {X.shape}")
-        _finite(X, "X", np)
-        p = SoftmaxMoEParams(*(np.asarray(a)[None] for a in (self.params_.gate_bias, self.params_.gate_weight,
-                                                              self.params_.expert_weight, self.params_.expert_bias,
-                                                              self.params_.variance)))
-        return np.exp(_log_gate(X[None], p, np))[0]
+        self._check_fitted("gate_proba")
+        X = self._validate_X(X, fitted=True)
+        return np.exp(_log_gate(X[None], self._batched_params(), np))[0]
 
     def predict(self, X):
         r"""Conditional mean :math:`\sum_k \pi_k(x) (a_k^\top x + b_k)`, shape (n_samples,)."""
-        g = self.predict_proba(X)
-        return np.sum(g * (np.asarray(X, dtype=float) @ self.params_.expert_weight.T + self.params_.expert_bias), 1)
+        self._check_fitted("predict")
+        X = self._validate_X(X, fitted=True)
+        g = np.exp(_log_gate(X[None], self._batched_params(), np))[0]
+        return np.sum(g * (X @ self.params_.expert_weight.T + self.params_.expert_bias), axis=1)
+
+    def score_samples(self, X, y):
+        r"""Log-density :math:`\log p(y_i \mid x_i)` of each point, shape (n_samples,)."""
+        self._check_fitted("score_samples")
+        X = self._validate_X(X, fitted=True)
+        y = self._validate_y(y, X.shape[0])
+        return logsumexp(_joint_k(X[None], y[None], self._batched_params(), np), axis=-1)[0]
+
+    def n_parameters(self):
+        """Number of free parameters (the count :meth:`bic` and :meth:`aic` use)."""
+        self._check_fitted("n_parameters")
+        K, D = self.params_.gate_bias.shape[0], self.n_features_in_
+        n_free = K if self.frozen is None else K - int(np.sum(np.asarray(self.frozen)))
+        return (K - 1) * (D + 1) + n_free * (D + 2)

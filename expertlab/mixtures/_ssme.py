@@ -24,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._backend import logsumexp
+from .._estimator import EstimatorMixin
 from .._random import seed_to_uint64
-from .._validation import check_float, check_in, check_int
+from .._validation import as_real_array, check_float, check_in, check_int
 from ._bandwidth import BANDWIDTHS
 from ._em import log_prior_from_labels
 from ._ssme_estimate import estimate_metrics
@@ -190,14 +191,7 @@ def fit_ssme(probs, labels, *, density="kde", bandwidth="isj", shared_bandwidth=
     return SSMEResult(SSMEParams(density=density, **state), resp, path, n_iter, converged, msg)
 
 
-def _seed_from_rng(rng):
-    """An integer seed for the counter-based draws from ``rng`` (SciPy SPEC 7 conventions)."""
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(0, 2 ** 63))
-    return int(seed_to_uint64(rng))
-
-
-class SSME:
+class SSME(EstimatorMixin):
     r"""Semi-supervised model evaluation (scikit-learn conventions) over :func:`fit_ssme`.
 
     Parameters
@@ -215,8 +209,8 @@ class SSME:
         As in :func:`fit_ssme`.
     n_bins : int
         Bins of the calibration errors.
-    rng : None, int, SeedSequence or numpy.random.Generator
-        Source of the label draws (SciPy SPEC 7); a Generator is advanced once per ``fit``.
+    seed : int, numpy.random.SeedSequence or None, default 0
+        Seed of the label draws (see :ref:`mixtures-randomness`).
 
     Attributes
     ----------
@@ -228,12 +222,15 @@ class SSME:
         Standard deviation over the draws.
     n_iter_ : int
     converged_ : bool
+    seed_ : int
+        The seed the label draws used.
     result_ : SSMEResult
 
     Notes
     -----
     ``fit(probs, y)`` takes ``probs`` of shape ``(n_samples, n_classifiers,
-    n_classes)`` and ``y`` with ``-1`` for unlabelled points; see
+    n_classes)`` (every classifier's class probabilities, not a feature
+    matrix) and ``y`` with ``-1`` for unlabelled points; see
     :func:`fit_ssme` and :func:`~expertlab.mixtures.estimate_metrics`.
 
     Examples
@@ -243,7 +240,9 @@ class SSME:
     >>> y = rng.integers(0, 2, 300)
     >>> s = 1 / (1 + np.exp(-(1.5 * (2 * y[:, None] - 1) + rng.standard_normal((300, 3)))))
     >>> probs = np.stack([1 - s, s], -1)
-    >>> est = SSME(metrics=("accuracy",), rng=0).fit(probs, np.where(np.arange(300) < 30, y, -1))
+    >>> est = SSME(metrics=("accuracy",)).fit(probs, np.where(np.arange(300) < 30, y, -1))
+    >>> est
+    SSME(metrics=('accuracy',), seed=0)
     >>> true = (np.argmax(probs, -1) == y[:, None]).mean(0)
     >>> bool(np.all(np.abs(est.estimates_["accuracy"] - true) < 0.05))
     True
@@ -251,7 +250,7 @@ class SSME:
 
     def __init__(self, density="kde", *, bandwidth="isj", shared_bandwidth=True, independent=True, init="auto",
                  metrics=METRICS, n_draws=100, max_iter=100, tol=1e-6, smoothing=0.01, reg_covar=1e-6, n_bins=10,
-                 rng=None):
+                 seed=0):
         self.density = density
         self.bandwidth = bandwidth
         self.shared_bandwidth = shared_bandwidth
@@ -264,29 +263,52 @@ class SSME:
         self.smoothing = smoothing
         self.reg_covar = reg_covar
         self.n_bins = n_bins
-        self.rng = rng
+        self.seed = seed
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False       # probs is (n_samples, n_classifiers, n_classes)
+        tags.input_tags.three_d_array = True
+        return tags
 
     def fit(self, probs, y):
-        """Fit the mixture and estimate the metrics; returns ``self``."""
-        probs, y = np.asarray(probs), np.asarray(y)
+        """Fit the mixture and estimate the metrics; returns ``self``.
+
+        Parameters
+        ----------
+        probs : array, shape (n_samples, n_classifiers, n_classes)
+        y : array of int, shape (n_samples,)
+            True class, ``-1`` for an unlabelled point.
+        """
+        probs = as_real_array(probs, "probs", np)
         if probs.ndim != 3:
             raise ValueError(f"probs must have shape (n_samples, n_classifiers, n_classes), got {probs.shape}")
+        y = np.asarray(y)
+        if y.dtype.kind not in "iu":
+            raise TypeError(f"y must hold integer classes (-1 for unlabelled), got dtype {y.dtype}")
+        if y.shape != probs.shape[:1]:
+            raise ValueError(f"y must have shape ({probs.shape[0]},) like the rows of probs, got {y.shape}")
+        if np.any(y < -1) or np.any(y >= probs.shape[-1]):
+            raise ValueError(f"y must lie in {{-1, 0, ..., {probs.shape[-1] - 1}}} (-1 = unlabelled)")
+        if isinstance(self.metrics, str):
+            raise TypeError(f"metrics must be a tuple of metric names, got the string {self.metrics!r}")
+        seed = int(seed_to_uint64(self.seed))
         res = fit_ssme(probs[None], y[None], density=self.density, bandwidth=self.bandwidth,
-                       shared_bandwidth=self.shared_bandwidth, independent=self.independent, init=self.init, max_iter=self.max_iter, tol=self.tol,
-                       smoothing=self.smoothing, reg_covar=self.reg_covar)
+                       shared_bandwidth=self.shared_bandwidth, independent=self.independent, init=self.init,
+                       max_iter=self.max_iter, tol=self.tol, smoothing=self.smoothing, reg_covar=self.reg_covar)
         est = estimate_metrics(probs[None], y[None], res.posterior, metrics=self.metrics, n_draws=self.n_draws,
-                               seed=_seed_from_rng(self.rng), n_bins=self.n_bins)
-        self.result_ = res
+                               seed=seed, n_bins=self.n_bins)
         self.class_prior_ = res.params.class_prior[0]
         self.posterior_ = res.posterior[0]
         self.n_iter_, self.converged_ = int(res.n_iter[0]), bool(res.converged[0])
         self.estimates_ = {k: v[0] for k, v in est.estimates.items()}
         self.spreads_ = {k: v[0] for k, v in est.spreads.items()}
+        self.seed_ = seed
+        self.result_ = res
         return self
 
     def estimate(self, metric="accuracy"):
         """The estimate of ``metric`` for each classifier, shape (n_classifiers,)."""
-        if not hasattr(self, "estimates_"):
-            raise RuntimeError("SSME is not fitted; call fit(probs, y) first")
+        self._check_fitted("estimate")
         check_in(metric, "metric", tuple(self.estimates_))
         return self.estimates_[metric]

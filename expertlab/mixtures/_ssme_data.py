@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_float, check_in, check_int
+from .._random import seed_to_uint64
+from .._validation import check_float, check_in
 
 __all__ = ["POOL_DATASETS", "classifier_pool"]
 
@@ -27,8 +28,9 @@ def classifier_pool(dataset, *, train_fraction=1 / 3, seed=0, floor=1e-4):
     dataset : {"breast_cancer", "wine", "iris", "digits"}
     train_fraction : float
         Part of the data, stratified by class, the classifiers are trained on; the rest is the pool.
-    seed : int
-        Seed of the split and of the tree-based classifiers.
+    seed : int, numpy.random.SeedSequence or None, default 0
+        Seed of the split and of the tree-based classifiers (reduced modulo :math:`2^{32}` to
+        scikit-learn's ``random_state``).
     floor : float
         Every probability is raised to at least ``floor`` and the rows renormalised, so that the
         additive log-ratios of trees and naive Bayes stay finite.
@@ -60,7 +62,7 @@ def classifier_pool(dataset, *, train_fraction=1 / 3, seed=0, floor=1e-4):
     train_fraction = check_float(train_fraction, "train_fraction", positive=True)
     if train_fraction >= 1:
         raise ValueError(f"train_fraction must lie in (0, 1), got {train_fraction}")
-    seed = check_int(seed, "seed", minimum=0)
+    seed = int(seed_to_uint64(seed) % np.uint64(2**32))
     floor = check_float(floor, "floor", positive=True)
     X, y = getattr(datasets, f"load_{dataset}")(return_X_y=True)
     n_classes = len(np.unique(y))

@@ -14,12 +14,14 @@ import dataclasses
 import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
+from .._repr import short_repr
 from .._validation import as_real_array, check_array_size, check_in, check_int
 from ._ssme_metrics import METRICS, check_probs, metric
 
 __all__ = ["MetricEstimate", "draw_labels", "estimate_metrics"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class MetricEstimate:
     """Estimates of classifier metrics on ``n_reps`` data sets.
@@ -59,7 +61,7 @@ def draw_labels(posterior, labels, *, n_draws, seed=0, rep_ids=None):
     labels : array of int, shape (n_reps, n_samples)
         ``-1`` for unlabelled points.
     n_draws : int
-    seed : int
+    seed : int, numpy.random.SeedSequence or None, default 0
     rep_ids : array of int, shape (n_reps,), optional
         Replication indices that key the draws (default ``0, ..., n_reps - 1``); replication ``r`` of a
         batch draws the same labels as a batch of one with ``rep_ids=[r]``.
@@ -135,7 +137,7 @@ def estimate_metrics(probs, labels, posterior, *, metrics=METRICS, n_draws=100, 
     metrics : tuple of str
         Names from :data:`METRICS`.
     n_draws : int
-    seed : int
+    seed : int, numpy.random.SeedSequence or None, default 0
     rep_ids : array of int, shape (n_reps,), optional
         See :func:`draw_labels`.
     n_bins : int

@@ -19,12 +19,14 @@ import numpy as np
 from scipy.special import ndtri
 
 from .._backend import logsumexp
+from .._repr import short_repr
 from .._validation import check_float, check_int, check_open_unit
 from ._ssme_model import _em_message, _record_em_step, check_scores
 
 __all__ = ["DawidSkeneResult", "PPIResult", "dawid_skene", "ppi_accuracy"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class DawidSkeneResult:
     """Outcome of :func:`dawid_skene`.
@@ -133,6 +135,7 @@ def dawid_skene(predictions, labels, *, n_classes, max_iter=100, tol=1e-6, smoot
     return DawidSkeneResult(prior, conf, resp, path[:, :int(n_iter.max())], n_iter, converged, msg)
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class PPIResult:
     """Prediction-powered estimates of each classifier's accuracy.

@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 
 from .._backend import logsumexp
+from .._repr import short_repr
 from .._validation import as_real_array, check_float
 from ._bandwidth import bandwidth as _bandwidth, kde_log_density
 from ._em import _log_gaussian, _m_step
@@ -98,6 +99,7 @@ def alr_inverse(z):
     return np.exp(full - logsumexp(full, axis=-1)[..., None])
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SSMEParams:
     """Fitted SSME mixture of ``n_reps`` data sets.
@@ -123,6 +125,7 @@ class SSMEParams:
     confusions: np.ndarray | None = None
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SSMEResult:
     """Outcome of :func:`fit_ssme`.
@@ -146,6 +149,32 @@ class SSMEResult:
     n_iter: np.ndarray
     converged: np.ndarray
     message: str
+
+    def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
+        r"""The average log-likelihood per EM iteration (:attr:`loglik_path`), one line per replication.
+
+        Point ``k`` is the objective after ``k`` iterations.  With the kernel
+        density the widths are re-estimated at every M-step, so the curve need
+        not rise monotonically (see :func:`~expertlab.mixtures.fit_ssme`).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        label : str, optional
+            Legend label.
+        **line_kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from ..sim._plots import plot_paths
+
+        path = np.asarray(self.loglik_path, dtype=np.float64)
+        return plot_paths(path[0] if path.shape[0] == 1 else path, ax=ax, label=label, xlabel="EM iteration k",
+                          ylabel="average log-likelihood", start=1, **line_kwargs)
 
 
 def check_scores(probs, labels):

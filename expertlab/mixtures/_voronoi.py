@@ -32,6 +32,7 @@ import numpy as np
 
 from .._backend import get_namespace, logsumexp
 from .._random import seed_to_uint64
+from .._repr import short_repr
 from .._validation import as_real_array, check_float, check_int
 from ._moe_links import ContaminatedMoEParams, _check_params, _uniforms, density_quantile, log_density
 from ._em import _as_array
@@ -43,6 +44,7 @@ __all__ = ["SoftmaxMoEParams", "voronoi_cells", "voronoi_loss_exact", "voronoi_l
 R_BAR = {2: 4, 3: 6}
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class SoftmaxMoEParams:
     """Parameters of softmax-gated Gaussian MoEs with ``n_experts`` experts, optionally batched.
@@ -323,6 +325,7 @@ def voronoi_loss_overfit(fitted, true, *, r_bar=None):
     return out if batched else float(out[0])
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True, eq=False)
 class ContaminatedMoEErrors:
     r"""Per-parameter errors :math:`|e^{\hat\tau} - e^{\tau^*}|`, :math:`\|\hat\beta - \beta^*\|`,

@@ -10,7 +10,7 @@ from ._registry import (Registered, environments, get_environment, get_learner, 
                         register_learner)
 from ._experiments import (Experiment, Measurement, discover, experiment_main, final_values, horizon_measurement,
                            run_experiment)
-from ._plots import plot_check, plot_regret
+from ._plots import plot, plot_check
 from ._rates import RateCheck, RateClaim, check_rate, claims, document_claims, get_claim, register_claims
 from ._storage import load_block
 from ._sweep import SweepResult, expand_grid, load_sweep, load_sweep_spec, sweep
@@ -54,8 +54,8 @@ __all__ = [
     "load_sweep",
     "load_sweep_spec",
     "pick_backend",
+    "plot",
     "plot_check",
-    "plot_regret",
     "register_claims",
     "register_environment",
     "register_fast_path",

@@ -54,7 +54,8 @@ import numpy as np
 
 from .._backend import asnumpy, get_namespace
 from ._engine import register_fast_path
-from ._protocol import EnvSpec, Metric, short_params
+from ._protocol import (EnvSpec, Metric, _check_callables, _check_name, _check_optional_int, environment_html,
+                        environment_repr, validate_on_construction)
 
 __all__ = ["Arms", "Pull", "rowsum"]
 
@@ -66,6 +67,23 @@ class Pull(NamedTuple):
     p: Any = None
 
 
+def _check_arms(arms) -> None:
+    _check_name(arms.name, "name")
+    if isinstance(arms.n_arms, bool) or not isinstance(arms.n_arms, (int, np.integer)):
+        raise TypeError(f"n_arms must be an int, got {type(arms.n_arms).__name__}")
+    if arms.n_arms < 1:
+        raise ValueError(f"n_arms must be >= 1, got {arms.n_arms}")
+    _check_callables(arms, ("reward", "mean"))
+    if not isinstance(arms.data, tuple):
+        raise TypeError(f"data must be a tuple of arrays and numbers, got {type(arms.data).__name__}")
+    if not isinstance(arms.params, Mapping):
+        raise TypeError(f"params must be a mapping, got {type(arms.params).__name__}")
+    if arms.kind not in ("bernoulli", "gaussian", "bounded"):
+        raise ValueError(f"kind must be 'bernoulli', 'gaussian' or 'bounded', got {arms.kind!r}")
+    _check_optional_int(arms.max_horizon, "max_horizon")
+
+
+@validate_on_construction(_check_arms)
 class Arms(NamedTuple):
     """Arms of a bandit problem as pure functions.
 
@@ -106,8 +124,8 @@ class Arms(NamedTuple):
     max_horizon: int | None = None
     kind: str = "bernoulli"
 
-    def __repr__(self) -> str:
-        return f"{self.name}({short_params(self.params)})"
+    __repr__ = environment_repr
+    _repr_html_ = environment_html
 
     @property
     def spec(self) -> EnvSpec:

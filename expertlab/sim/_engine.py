@@ -20,6 +20,7 @@ import numpy as np
 from .. import _random
 from .._backend import BACKENDS, asnumpy, check_backend, namespace_for_backend
 from .._validation import check_int
+from ._progress import check_progress, progress_bar, show_progress
 from ._protocol import EnvSpec, Environment, Learner, Metric
 from ._result import RunResult
 
@@ -104,6 +105,16 @@ def register_fast_path(backend: str, name: str, *, supports, metrics, driver,
     path against the array path to 1e-10.
     """
     check_backend(backend)
+    if backend in ("numpy", "cupy"):
+        raise ValueError(f"backend must be a compiled backend ('numba' or 'cuda'), got {backend!r}: "
+                         "the array path runs every pair already")
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str, got {name!r}")
+    for arg, fn in (("supports", supports), ("driver", driver)):
+        if not callable(fn):
+            raise TypeError(f"{arg} must be callable, got {type(fn).__name__}")
+    if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
+        raise TypeError("metrics must be a collection of metric names (str)")
     _FAST_PATHS[:] = [f for f in _FAST_PATHS if (f.backend, f.name) != (backend, name)]
     _FAST_PATHS.append(FastPath(backend, name, supports, frozenset(metrics), driver, bool(learner_final)))
 
@@ -188,7 +199,7 @@ def _resolve_metrics(env, metrics):
 
 
 def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, seed=0, backend: str = "auto", *,
-        metrics=None, checkpoints=None, rep_offset: int = 0) -> RunResult:
+        metrics=None, checkpoints=None, rep_offset: int = 0, progress: bool | None = None) -> RunResult:
     """Run ``n_reps`` replications of ``learner`` on ``env`` for ``horizon`` steps.
 
     Parameters
@@ -218,6 +229,14 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
         Steps at which to record; default :func:`checkpoint_grid`.
     rep_offset : int
         Index of the first replication (for splitting a run into blocks).
+    progress : bool, optional
+        Show a progress bar over the steps (``tqdm.auto``: a widget in a
+        notebook, text on stderr in a terminal) once the run has taken two
+        seconds.  ``None`` (the default): in a notebook or when stderr is a
+        terminal; ``False``: never; ``True``: on any output.  The bar
+        advances every ``horizon / 200`` steps, never per replication, and
+        does not change the numbers.  Compiled fast paths run the whole
+        horizon in one call and show no bar.
 
     Returns
     -------
@@ -245,6 +264,7 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
     horizon = check_int(horizon, "horizon", maximum=_MAX_HORIZON)
     n_reps = check_int(n_reps, "n_reps")
     rep_offset = check_int(rep_offset, "rep_offset", minimum=0, maximum=_MAX_HORIZON)
+    progress = check_progress(progress)
     if backend != "auto":
         check_backend(backend)
     env.check_horizon(horizon)
@@ -276,8 +296,11 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
         out = {n: out[n] for n in names}
     else:
         xp = namespace_for_backend(used)
-        with np.errstate(over="ignore"):
-            out, final = _run_array(xp, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, mlist)
+        show = show_progress(progress)
+        with progress_bar(show, total=horizon, desc=learner.name, unit=spec0.unit) as bar, \
+                np.errstate(over="ignore"):
+            out, final = _run_array(xp, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, mlist,
+                                    bar if show else None)
     wall = time.perf_counter() - t0
     return RunResult(learner=learner.name, environment=env.name, learner_params=dict(learner.params),
                      environment_params=dict(env.params), unit=spec0.unit, horizon=horizon, n_reps=n_reps,
@@ -314,14 +337,27 @@ def _require_cuda():
 
 
 def replication_keys(seed_u, rep_offset: int, n_reps: int, xp=np):
-    """``(env_keys, learner_keys)``: the ``(n_reps,)`` ``uint64`` keys of replications ``rep_offset ..``."""
+    """``(env_keys, learner_keys)``: the ``(n_reps,)`` ``uint64`` keys of replications ``rep_offset ..``.
+
+    ``seed_u`` is the run's seed as a ``uint64`` (an int in ``[0, 2**64)``).
+    """
+    if isinstance(seed_u, bool) or not isinstance(seed_u, (int, np.integer)):
+        raise TypeError(f"seed_u must be an int or numpy.uint64, got {type(seed_u).__name__}")
+    if not 0 <= int(seed_u) < 2**64:
+        raise ValueError(f"seed_u must be in [0, 2**64), got {seed_u}")
+    rep_offset = check_int(rep_offset, "rep_offset", minimum=0)
+    n_reps = check_int(n_reps, "n_reps")
     reps = xp.arange(rep_offset, rep_offset + n_reps, dtype=xp.uint64)
     rk = _random.rep_key(xp.asarray([seed_u], dtype=xp.uint64), reps)
     return rk, _random.stream_key(rk, _random.LEARNER_STREAM)
 
 
-def _run_array(xp, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, mlist):
-    """Reference path: one Python iteration per step for all replications."""
+def _run_array(xp, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, mlist, bar=None):
+    """Reference path: one Python iteration per step for all replications.
+
+    ``bar`` (optional) advances every ``horizon / 200`` steps and is filled
+    when the loop ends.
+    """
     rk, lk = replication_keys(seed_u, rep_offset, n_reps, xp)
     spec = _with_horizon(env.spec, horizon)
     env_state = env.reset(n_reps, rk, xp)
@@ -335,6 +371,8 @@ def _run_array(xp, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, mli
     ck = [int(c) for c in ckpts]
     c = 0
     t_last = horizon
+    stride = max(1, horizon // 200) if bar is not None else horizon + 1
+    tick = stride  # the step count at which the bar next advances
     for t in range(horizon):
         tt = np.uint64(t)
         ek = _random.round_key(rk, tt)
@@ -356,9 +394,14 @@ def _run_array(xp, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, mli
             for m, a in zip(mlist, accs):
                 outs[m.name][c] = asnumpy(m.read(a))
             c += 1
+        if t + 1 == tick:
+            bar.update(stride)
+            tick += stride
         if stopping and not active.any():
             t_last = t + 1
             break
+    if bar is not None:
+        bar.update(horizon - (tick - stride))
     while c < len(ck):  # every replication stopped: the metrics keep their last values
         for m, a in zip(mlist, accs):
             outs[m.name][c] = asnumpy(m.read(a))

@@ -21,12 +21,15 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from .._validation import as_real_array, check_int
 from ._rates import RateCheck, check_rate, get_claim
+from .._repr import short_repr
 
 __all__ = ["Experiment", "Measurement", "run_experiment", "discover", "default_simulations_dir",
            "final_values", "horizon_measurement", "experiment_main"]
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class Measurement:
     """Data behind a claim: ``y[k, r]`` is replication ``r`` at ``x[k]``.
@@ -42,7 +45,23 @@ class Measurement:
     curves: Mapping[str, tuple] = dataclasses.field(default_factory=dict)
     info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self):
+        x = as_real_array(self.x, "x")
+        y = as_real_array(self.y, "y")
+        if x.ndim != 1 or x.size < 1:
+            raise ValueError(f"x must be a non-empty 1-d array, got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("x contains NaN or infinite values")
+        if y.ndim != 2 or y.shape[0] != x.size:
+            raise ValueError(f"y must have shape (len(x), n_reps) = ({x.size}, n_reps), got {y.shape}")
+        for name in ("xlabel", "ylabel"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str, got {type(getattr(self, name)).__name__}")
+        if not isinstance(self.curves, Mapping) or not isinstance(self.info, Mapping):
+            raise TypeError("curves and info must be mappings")
 
+
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class Experiment:
     """A simulation that checks the registered claim ``claim``.
@@ -57,6 +76,18 @@ class Experiment:
     quick: Mapping[str, Any]
     full: Mapping[str, Any]
     title: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.claim, str) or not self.claim:
+            raise TypeError(f"claim must be a claim name (str), got {self.claim!r}")
+        if not callable(self.measure):
+            raise TypeError(f"measure must be callable (settings, backend, seed) -> Measurement, "
+                            f"got {type(self.measure).__name__}")
+        for name in ("quick", "full"):
+            if not isinstance(getattr(self, name), Mapping):
+                raise TypeError(f"{name} must be a mapping of settings, got {type(getattr(self, name)).__name__}")
+        if not isinstance(self.title, str):
+            raise TypeError(f"title must be a str, got {type(self.title).__name__}")
 
 
 def final_values(results, metric: str = "regret") -> np.ndarray:
@@ -81,10 +112,21 @@ def run_experiment(exp: Experiment, *, quick: bool = True, backend: str = "auto"
 
     Returns ``(check, measurement, seconds)``.
     """
+    if not isinstance(exp, Experiment):
+        raise TypeError(f"exp must be an Experiment, got {type(exp).__name__}")
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick must be a bool, got {type(quick).__name__}")
+    from ._engine import check_backend
+
+    if backend != "auto":
+        check_backend(backend)
+    check_int(seed, "seed", minimum=0)
     claim = get_claim(exp.claim)
     settings = exp.quick if quick else exp.full
     t0 = time.perf_counter()
     m = exp.measure(settings, backend, seed)
+    if not isinstance(m, Measurement):
+        raise TypeError(f"the measure of experiment {exp.claim!r} must return a Measurement, got {type(m).__name__}")
     chk = check_rate(claim, m.x, m.y, seed=seed)
     secs = time.perf_counter() - t0
     if out is not None:
@@ -152,10 +194,12 @@ def horizon_measurement(learner, instance, settings, backend, seed, *, metric="r
     ``x`` is the checkpoint grid and ``y`` the metric at every checkpoint: the
     measurement of a claim about growth in ``T``.
     """
-    from ._engine import run
+    from ._engine import default_metric_names, run
 
-    from ._engine import default_metric_names
-
+    if not isinstance(settings, Mapping) or not {"horizon", "n_reps"} <= set(settings):
+        raise ValueError(f"settings must be a mapping with 'horizon' and 'n_reps', got {settings!r}")
+    if not isinstance(metric, str):
+        raise TypeError(f"metric must be a metric name (str), got {type(metric).__name__}")
     names = default_metric_names(instance)
     res = run(learner, instance, horizon=settings["horizon"], n_reps=settings["n_reps"], seed=seed,
               backend=backend, metrics=names if metric in names else (*names, metric))
@@ -186,7 +230,7 @@ def experiment_main(experiments, argv=None) -> int:
     for e in experiments:
         if a.gallery:
             chk, m, secs = run_experiment(e, quick=True, backend=a.backend, seed=a.seed)
-            _to_pyplot(plot_check(chk, m, title=e.title or e.claim))
+            _to_pyplot(plot_check(chk, m, title=e.title or e.claim).figure)
         else:
             chk, _, secs = run_experiment(e, quick=not a.full, backend=a.backend, seed=a.seed, out=a.out)
         failed += not chk.passed

@@ -38,7 +38,8 @@ import numpy as np
 
 from .._backend import asnumpy
 from ._engine import register_fast_path
-from ._protocol import EnvSpec, KernelSpec, Metric, short_params
+from ._protocol import (EnvSpec, KernelSpec, Metric, _check_callables, _check_name, _check_optional_int,
+                        environment_html, environment_repr, validate_on_construction)
 
 __all__ = ["LossSequence", "FullFeedback"]
 
@@ -58,6 +59,21 @@ class FullFeedback(NamedTuple):
     awake: Any = None
 
 
+def _check_loss_sequence(seq) -> None:
+    _check_name(seq.name, "name")
+    if isinstance(seq.n_experts, bool) or not isinstance(seq.n_experts, (int, np.integer)):
+        raise TypeError(f"n_experts must be an int, got {type(seq.n_experts).__name__}")
+    if seq.n_experts < 1:
+        raise ValueError(f"n_experts must be >= 1, got {seq.n_experts}")
+    _check_callables(seq, ("loss",), optional=("awake", "comparator", "exact_expected_regret", "mean"))
+    if not isinstance(seq.data, tuple):
+        raise TypeError(f"data must be a tuple of arrays and numbers, got {type(seq.data).__name__}")
+    if not isinstance(seq.params, Mapping):
+        raise TypeError(f"params must be a mapping, got {type(seq.params).__name__}")
+    _check_optional_int(seq.max_horizon, "max_horizon")
+
+
+@validate_on_construction(_check_loss_sequence)
 class LossSequence(NamedTuple):
     """A sequence of loss vectors (and optionally awake masks) as pure functions.
 
@@ -103,8 +119,8 @@ class LossSequence(NamedTuple):
 
     default_metrics = None
 
-    def __repr__(self) -> str:
-        return f"{self.name}({short_params(self.params)})"
+    __repr__ = environment_repr
+    _repr_html_ = environment_html
 
     # -- the environment protocol -----------------------------------------
     @property

@@ -37,22 +37,70 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping, NamedTuple
 
-__all__ = ["EnvSpec", "Environment", "KernelSpec", "Learner", "Metric", "UNITS", "short_params"]
+import numpy as np
+
+from .._repr import _VALUE_LIMIT, _field, html_table, summarize
+
+__all__ = ["EnvSpec", "Environment", "KernelSpec", "Learner", "Metric", "UNITS", "environment_html",
+           "environment_repr", "param_parts", "short_params"]
 
 #: Units in which a run's horizon is counted.
 UNITS = ("round", "episode", "step", "batch")
 
 
+def _check_name(value, name: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty str, got {value!r}")
+
+
+def _check_callables(obj, names, optional=()) -> None:
+    for name in names:
+        if not callable(getattr(obj, name)):
+            raise TypeError(f"{name} must be callable, got {type(getattr(obj, name)).__name__}")
+    for name in optional:
+        value = getattr(obj, name)
+        if value is not None and not callable(value):
+            raise TypeError(f"{name} must be callable or None, got {type(value).__name__}")
+
+
+def _check_optional_int(value, name: str) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+        raise TypeError(f"{name} must be an int or None, got {type(value).__name__}")
+    if value is not None and value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+def validate_on_construction(check):
+    """Class decorator: run ``check(obj)`` on every record a NamedTuple class builds.
+
+    ``typing.NamedTuple`` forbids a ``__new__`` in the class body; this wraps
+    the generated one instead, so that a record built directly by a user is
+    checked like one built by a factory (``_make``/``_replace`` skip it).
+    """
+
+    def wrap(cls):
+        base_new = cls.__new__
+
+        def __new__(klass, *args, **kwargs):
+            obj = base_new(klass, *args, **kwargs)
+            check(obj)
+            return obj
+
+        __new__.__doc__ = base_new.__doc__
+        cls.__new__ = __new__
+        return cls
+
+    return wrap
+
+
+def param_parts(params: Mapping[str, Any]) -> list[str]:
+    """``k=v`` summaries of ``params`` (``k: dtype[shape]`` for an array), one per parameter."""
+    return [_field(k, v, _VALUE_LIMIT) for k, v in params.items()]
+
+
 def short_params(params: Mapping[str, Any], limit: int = 60) -> str:
-    """``k=v`` pairs of ``params`` for a one-line repr; arrays show their shape."""
-    parts = []
-    for k, v in params.items():
-        if hasattr(v, "shape") and getattr(v, "ndim", 0) > 0:
-            parts.append(f"{k}=<{'x'.join(map(str, v.shape))} array>")
-        else:
-            r = repr(v)
-            parts.append(f"{k}={r if len(r) <= limit else r[:limit - 3] + '...'}")
-    return ", ".join(parts)
+    """``k=v`` pairs of ``params`` for a one-line repr; arrays show their dtype and shape."""
+    return ", ".join(_field(k, v, limit) for k, v in params.items())
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -86,6 +134,19 @@ class EnvSpec:
     max_horizon: int | None = None
     info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self):
+        _check_name(self.feedback, "feedback")
+        if self.unit not in UNITS:
+            raise ValueError(f"unit must be one of {UNITS}, got {self.unit!r}")
+        if isinstance(self.n_actions, bool) or not isinstance(self.n_actions, (int, np.integer)):
+            raise TypeError(f"n_actions must be an int, got {type(self.n_actions).__name__}")
+        if self.n_actions < 1:
+            raise ValueError(f"n_actions must be >= 1, got {self.n_actions}")
+        _check_optional_int(self.horizon, "horizon")
+        _check_optional_int(self.max_horizon, "max_horizon")
+        if not isinstance(self.info, Mapping) or not all(isinstance(k, str) for k in self.info):
+            raise TypeError("info must be a mapping with str keys")
+
     def __getattr__(self, name):
         info = self.__dict__.get("info", {})
         if name in info:
@@ -98,6 +159,17 @@ class EnvSpec:
                 f"horizon={self.horizon}{extra})")
 
 
+def _check_kernel_spec(k) -> None:
+    for name in ("n_rows", "n_scalars"):
+        value = getattr(k, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+    _check_callables(k, ("init", "act", "update"))
+
+
+@validate_on_construction(_check_kernel_spec)
 class KernelSpec(NamedTuple):
     """Scalar step functions of a full-information learner, for the compiled fast paths.
 
@@ -131,6 +203,19 @@ class KernelSpec(NamedTuple):
     cuda_ok: bool = True
 
 
+def _check_learner(lr) -> None:
+    _check_name(lr.name, "name")
+    _check_name(lr.feedback, "feedback")
+    _check_callables(lr, ("init", "act", "update"), optional=("done", "answer", "check_spec", "final"))
+    if not isinstance(lr.params, Mapping):
+        raise TypeError(f"params must be a mapping of the factory's settings, got {type(lr.params).__name__}")
+    if lr.doc is not None and not isinstance(lr.doc, str):
+        raise TypeError(f"doc must be a str or None, got {type(lr.doc).__name__}")
+    if (lr.done is None) != (lr.answer is None):
+        raise ValueError("done and answer go together: a procedure with a stopping time gives both")
+
+
+@validate_on_construction(_check_learner)
 class Learner(NamedTuple):
     """An online learner as a record of pure functions (see the module docstring).
 
@@ -177,9 +262,103 @@ class Learner(NamedTuple):
     final: Callable | None = None
 
     def __repr__(self) -> str:
-        return f"{self.name}({short_params(self.params)})"
+        return f"{self.name}({', '.join(param_parts(self.params))})"
+
+    def _repr_html_(self) -> str:
+        doc = (self.__doc__ or "").strip().splitlines()
+        sub = f"learner, feedback: {self.feedback}" + (f": {doc[0]}" if doc else "")
+        return html_table(self.name, sub, [(k, summarize(v)) for k, v in self.params.items()])
+
+    def __reduce__(self):
+        # The protocol functions are closures of the factory, which pickle cannot store; a registered
+        # learner travels as its name and parameters and is rebuilt by its factory, after checking here
+        # that the factory rebuilds exactly this record (same code, same closed-over values).
+        rebuilt = _rebuild_learner(self.name, self.params, quiet=True)
+        if rebuilt is not None and _same(tuple(rebuilt), tuple(self)):
+            return _rebuild_learner, (self.name, dict(self.params))
+        return type(self), tuple(self)
 
 
+def _rebuild_learner(name, params, quiet=False):
+    """``get_learner(name).factory(**params)`` (None when ``quiet`` and that fails)."""
+    from ._registry import _LEARNERS
+
+    reg = _LEARNERS.get(name)
+    if quiet:
+        if reg is None:
+            return None
+        try:
+            return reg.factory(**params)
+        except Exception:
+            return None
+    if reg is None:
+        raise ValueError(f"cannot rebuild learner {name!r}: no learner of that name is registered "
+                         "(import the module that registers it first)")
+    return reg.factory(**params)
+
+
+def _same(a, b, depth: int = 0) -> bool:
+    """Whether two learner fields are the same: identical, equal values, or functions of the same code
+    closing over the same values."""
+    if a is b:
+        return True
+    if depth > 8:
+        return False
+    if type(a) is not type(b):
+        return False
+    if hasattr(a, "__code__") and hasattr(a, "__closure__"):
+        if a.__code__ != b.__code__ or not _same(a.__defaults__, b.__defaults__, depth + 1) \
+                or not _same(a.__kwdefaults__, b.__kwdefaults__, depth + 1):
+            return False
+        ca, cb = a.__closure__ or (), b.__closure__ or ()
+        return len(ca) == len(cb) and all(_same(x.cell_contents, y.cell_contents, depth + 1) for x, y in zip(ca, cb))
+    if hasattr(a, "shape") and hasattr(a, "dtype"):
+        import numpy as np
+
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(np.asarray(a), np.asarray(b),
+                                                                                  equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y, depth + 1) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], depth + 1) for k in a)
+    if dataclasses.is_dataclass(a):
+        return all(_same(getattr(a, f.name), getattr(b, f.name), depth + 1) for f in dataclasses.fields(a))
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+class _FactoryDoc:
+    """``Learner.__doc__``: the class docstring on the class, the factory's docstring on a learner.
+
+    So ``help(hedge())`` and ``pydoc.render_doc(learner)`` show how the learner
+    was made, not the generic record documentation.
+    """
+
+    def __init__(self, class_doc: str):
+        self.class_doc = class_doc
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self.class_doc
+        if obj.doc:
+            return obj.doc
+        from ._registry import _LEARNERS
+
+        reg = _LEARNERS.get(obj.name)
+        return getattr(reg.factory, "__doc__", None) if reg is not None else self.class_doc
+
+
+Learner.__doc__ = _FactoryDoc(Learner.__doc__)
+
+
+def _check_metric(m) -> None:
+    _check_name(m.name, "name")
+    _check_callables(m, ("init", "update", "read"), optional=("final",))
+
+
+@validate_on_construction(_check_metric)
 class Metric(NamedTuple):
     """A per-replication accumulator read at every checkpoint.
 
@@ -235,4 +414,23 @@ class Environment:
             raise ValueError(f"horizon={horizon} exceeds the {mh} {self.spec.unit}s environment {self.name!r} defines")
 
     def __repr__(self) -> str:
-        return f"{self.name}({short_params(self.params)})"
+        return environment_repr(self)
+
+    def _repr_html_(self) -> str:
+        return environment_html(self)
+
+
+def environment_repr(env) -> str:
+    """``name(param=value, array: dtype[shape], ...)`` on one line (the repr of every environment)."""
+    return f"{env.name}({', '.join(param_parts(env.params))})"
+
+
+def environment_html(env) -> str:
+    """A compact HTML table of an environment: its name, feedback, unit, number of actions and parameters."""
+    try:
+        spec = env.spec
+        sub = (f"environment, feedback: {spec.feedback}, {spec.n_actions} actions, horizon in {spec.unit}s"
+               + (f" (at most {spec.max_horizon})" if spec.max_horizon is not None else ""))
+    except Exception:  # pragma: no cover - a broken spec still shows the parameters
+        sub = "environment"
+    return html_table(env.name, sub, [(k, summarize(v)) for k, v in env.params.items()])

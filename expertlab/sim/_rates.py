@@ -23,6 +23,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .._repr import short_repr
 from .._validation import check_float, check_in, check_int
 
 __all__ = ["RateClaim", "RateCheck", "check_rate", "register_claims", "get_claim", "claims",
@@ -103,6 +104,7 @@ class RateClaim:
             raise ValueError(f"claim {self.name!r} needs a source (paper and theorem)")
 
 
+@short_repr
 @dataclasses.dataclass(frozen=True)
 class RateCheck:
     """The outcome of :func:`check_rate`.
@@ -302,15 +304,33 @@ def register_claims(*new: RateClaim) -> None:
 
 def get_claim(name: str) -> RateClaim:
     """The registered claim ``name``."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"no claim named {name!r}; registered: {sorted(_REGISTRY)}") from None
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a claim name (str), got {type(name).__name__}")
+    if name not in _REGISTRY:
+        raise ValueError(f"no claim named {name!r}; registered: {sorted(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+def _claims_of(learner):
+    return {k: v for k, v in sorted(_REGISTRY.items()) if learner is None or v.learner == learner}
 
 
 def claims(learner: str | None = None) -> Mapping[str, RateClaim]:
-    """Registered claims (all, or those of one learner), by name."""
-    return {k: v for k, v in sorted(_REGISTRY.items()) if learner is None or v.learner == learner}
+    """Registered claims (all, or those of one learner), by name.
+
+    A ``learner`` that is neither registered (:func:`expertlab.sim.learners`)
+    nor named by any claim is refused (a misspelt name would otherwise give
+    an empty table); a registered learner without claims gives ``{}``.
+    """
+    if learner is not None:
+        if not isinstance(learner, str):
+            raise TypeError(f"learner must be a learner name (str) or None, got {type(learner).__name__}")
+        from ._registry import learners
+
+        if learner not in learners() and all(c.learner != learner for c in _REGISTRY.values()):
+            raise ValueError(f"learner {learner!r} is neither registered nor named by a claim; "
+                             f"registered learners: {', '.join(learners())}")
+    return _claims_of(learner)
 
 
 _MARK = "[validated-rates]"
@@ -318,7 +338,11 @@ _MARK = "[validated-rates]"
 
 def document_claims(func, learner: str) -> None:
     """Replace the ``[validated-rates]`` line of ``func``'s docstring by the table of ``learner``'s claims."""
-    new = list(claims(learner).values())
+    if not callable(func):
+        raise TypeError(f"func must be the learner factory whose docstring gets the table, got {type(func).__name__}")
+    if not isinstance(learner, str) or not learner:
+        raise TypeError(f"learner must be a non-empty str, got {learner!r}")
+    new = list(_claims_of(learner).values())
     doc = func.__doc__ or ""
     if _MARK not in doc:
         return

@@ -56,6 +56,11 @@ def _register(table, kind, name, factory, family, feedback, example):
         raise TypeError(f"name must be a non-empty str, got {name!r}")
     if not callable(factory):
         raise TypeError(f"factory of {kind} {name!r} must be callable")
+    for arg, value in (("family", family), ("feedback", feedback)):
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"{arg} of {kind} {name!r} must be a non-empty str, got {value!r}")
+    if example is not None and not callable(example):
+        raise TypeError(f"example of {kind} {name!r} must be callable or None, got {type(example).__name__}")
     old = table.get(name)
     if old is not None and old.factory is not factory:
         raise ValueError(f"{kind} {name!r} is already registered by family {old.family!r}")
@@ -74,13 +79,29 @@ def register_environment(name: str, factory: Callable, *, family: str, feedback:
     _register(_ENVIRONMENTS, "environment", name, factory, family, feedback, example)
 
 
+#: The library's families; a user's registrations may add more.
+FAMILIES = ("experts", "bandits", "mdp", "mixtures", "balance")
+
+
+def _check_family(family) -> None:
+    if family is None:
+        return
+    if not isinstance(family, str):
+        raise TypeError(f"family must be a str or None, got {type(family).__name__}")
+    known = set(FAMILIES) | {r.family for r in (*_LEARNERS.values(), *_ENVIRONMENTS.values())}
+    if family not in known:
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(sorted(known))}")
+
+
 def learners(family: str | None = None) -> Mapping[str, Registered]:
     """The registered learners by name (of one family, or all)."""
+    _check_family(family)
     return {k: v for k, v in sorted(_LEARNERS.items()) if family is None or v.family == family}
 
 
 def environments(family: str | None = None) -> Mapping[str, Registered]:
     """The registered environments by name (of one family, or all)."""
+    _check_family(family)
     return {k: v for k, v in sorted(_ENVIRONMENTS.items()) if family is None or v.family == family}
 
 

@@ -31,11 +31,26 @@ any time when no sweep is running, and a resuming sweep deletes those of its
 own folders (:func:`remove_temp_files`).
 
 Only one process should write into a sweep directory at a time.
+
+A single :class:`RunResult` is saved the same way (:meth:`RunResult.save`,
+:func:`write_result`): a pair ``<name>.npz`` and ``<name>.json`` whose
+sidecar, written last, is the commit marker; it holds the sidecar keys of a
+block except the sweep's ``config_id``, ``config``, ``block`` and
+``block_size``.  The pair of files of a sweep block is therefore also a saved
+result.
+
+Parameters of the learner and the environment are stored exactly, in their
+order (the sidecar sorts only its own top-level keys): NumPy
+arrays in them go into the ``.npz`` (as ``params__<k>``) and the sidecar
+holds ``{"__ndarray__": "params__<k>"}`` in their place; a tuple is stored as
+``{"__tuple__": [...]}`` and a non-finite float as ``{"__float__": "inf"}``
+(or ``"-inf"``, ``"nan"``).  Sidecars without these markers read as before.
 """
 
 from __future__ import annotations
 
 import datetime
+import errno
 import hashlib
 import io
 import json
@@ -69,6 +84,9 @@ __all__ = [
     "read_manifest",
     "same_manifest",
     "remove_temp_files",
+    "result_paths",
+    "write_result",
+    "read_result",
 ]
 
 #: Version of the on-disk layout, recorded in every sidecar and manifest.
@@ -78,11 +96,14 @@ ID_LENGTH = 12
 MANIFEST = "sweep.json"
 CONFIG_FILE = "config.json"
 
-_SIDECAR_KEYS = (
-    "format", "config_id", "config", "block", "seed", "rep_offset", "n_reps", "block_size",
-    "backend", "expertlab_version", "wall_time", "created", "npz_sha256", "learner", "environment",
-    "learner_params", "environment_params", "unit", "horizon", "metrics", "final",
+#: Keys of the sidecar of every stored result (a saved run or a sweep block).
+_RESULT_KEYS = (
+    "format", "seed", "rep_offset", "n_reps", "backend", "expertlab_version", "wall_time", "created",
+    "npz_sha256", "learner", "environment", "learner_params", "environment_params", "unit", "horizon",
+    "metrics", "final",
 )
+#: Keys of the sidecar of a sweep block: those of a result and the block's place in the sweep.
+_SIDECAR_KEYS = _RESULT_KEYS + ("config_id", "config", "block", "block_size")
 
 
 #: Names of the temporary files :func:`atomic_write_bytes` makes for the files of a sweep
@@ -92,12 +113,12 @@ TEMP_NAME = re.compile(r"\.(?:sweep\.json|config\.json|block_[0-9]+\.(?:npz|json
 
 
 class BlockError(ValueError):
-    """A stored block is missing, partial, corrupt or does not match its sidecar.
+    """A stored result (a sweep block or a saved run) is partial, corrupt or does not match its sidecar.
 
     Attributes
     ----------
     path : pathlib.Path
-        The file at fault (the block's ``.npz`` or its ``.json`` sidecar).
+        The file at fault (the ``.npz`` or its ``.json`` sidecar).
     reason : str
         What is wrong with it (missing, unreadable, wrong shape, ...).
     """
@@ -282,8 +303,8 @@ def _folder_error(exc: OSError, path: Path) -> OSError:
     return type(exc)(exc.errno, f"{reason}: cannot write {path.name} in the folder", str(path.parent))
 
 
-def _write_json(path, obj) -> None:
-    text = json.dumps(_plain(obj, Path(path).name), indent=1, sort_keys=True, allow_nan=False)
+def _write_json(path, obj, *, sort_keys: bool = True) -> None:
+    text = json.dumps(_plain(obj, Path(path).name), indent=1, sort_keys=sort_keys, allow_nan=False)
     atomic_write_bytes(path, (text + "\n").encode("utf-8"))
 
 
@@ -300,6 +321,199 @@ def _version() -> str:
 
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------
+# parameters, stored exactly
+
+_ARRAY, _TUPLE, _FLOAT = "__ndarray__", "__tuple__", "__float__"
+_MARKERS = (_ARRAY, _TUPLE, _FLOAT)
+
+
+def _encode_params(value, arrays: dict, where: str):
+    """``value`` as JSON data that :func:`_decode_params` turns back into an equal value.
+
+    NumPy arrays are moved into ``arrays`` (the future ``.npz`` contents) as
+    ``params__<k>`` and replaced by a marker; tuples and non-finite floats get
+    markers of their own (see the module docstring).
+    """
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            raise TypeError(f"{where} is an array of Python objects, which cannot be stored; "
+                            "give numbers, booleans or strings")
+        key = f"params__{sum(k.startswith('params__') for k in arrays)}"
+        arrays[key] = value
+        return {_ARRAY: key}
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise TypeError(f"{where} must have string keys, got {type(k).__name__} {k!r}")
+            out[k] = _encode_params(v, arrays, f"{where}[{k!r}]")
+        if len(out) == 1 and next(iter(out)) in _MARKERS:
+            raise ValueError(f"{where} is a mapping whose only key is {next(iter(out))!r}, a name the stored "
+                             "format reserves")
+        return out
+    if isinstance(value, tuple):
+        return {_TUPLE: [_encode_params(v, arrays, f"{where}[{i}]") for i, v in enumerate(value)]}
+    if isinstance(value, list):
+        return [_encode_params(v, arrays, f"{where}[{i}]") for i, v in enumerate(value)]
+    if (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_, numbers.Integral))
+            and not math.isfinite(value)):
+        return {_FLOAT: repr(float(value))}  # 'inf', '-inf' or 'nan'
+    return _plain(value, where)
+
+
+def _decode_params(value, arrays: Mapping[str, np.ndarray], where: str):
+    """Inverse of :func:`_encode_params`; ValueError for a marker that does not resolve."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            ((key, inner),) = value.items()
+            if key == _ARRAY:
+                if not isinstance(inner, str) or inner not in arrays:
+                    raise ValueError(f"{where} refers to the array {inner!r}, which the .npz lacks")
+                return arrays[inner]
+            if key == _TUPLE:
+                if not isinstance(inner, list):
+                    raise ValueError(f"{where}: a stored tuple must hold a list, got {inner!r}")
+                return tuple(_decode_params(v, arrays, f"{where}[{i}]") for i, v in enumerate(inner))
+            if key == _FLOAT:
+                if inner not in ("inf", "-inf", "nan"):
+                    raise ValueError(f"{where}: a stored non-finite float must be 'inf', '-inf' or 'nan', "
+                                     f"got {inner!r}")
+                return float(inner)
+        return {k: _decode_params(v, arrays, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode_params(v, arrays, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+# --------------------------------------------------------------------------
+# a result as a pair of files: <name>.npz and its sidecar <name>.json
+
+
+def _write_pair(npz_path: Path, json_path: Path, result: RunResult, extra: Mapping[str, Any]) -> None:
+    """Write ``result`` as ``npz_path`` and then its sidecar ``json_path`` (the commit marker).
+
+    Everything is encoded before any file is touched; an older sidecar is
+    removed before the new ``.npz`` replaces the old one, so no sidecar ever
+    describes the wrong arrays.  ``extra`` holds sidecar keys beyond
+    :data:`_RESULT_KEYS` (a block's place in its sweep).
+    """
+    arrays = {"checkpoints": np.asarray(result.checkpoints)}
+    for name, arr in result.metrics.items():
+        arrays[f"metrics__{name}"] = np.asarray(arr)
+    for name, arr in result.final.items():
+        arrays[f"final__{name}"] = np.asarray(arr)
+    learner_params = _encode_params(result.learner_params, arrays, "learner_params")
+    environment_params = _encode_params(result.environment_params, arrays, "environment_params")
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    data = buf.getvalue()
+    sidecar = {
+        "format": FORMAT_VERSION,
+        "seed": int(result.seed),
+        "rep_offset": int(result.rep_offset),
+        "n_reps": int(result.n_reps),
+        "backend": result.backend,
+        "expertlab_version": _version(),
+        "wall_time": float(result.wall_time),
+        "created": _now(),
+        "npz_sha256": hashlib.sha256(data).hexdigest(),
+        "learner": result.learner,
+        "environment": result.environment,
+        "learner_params": learner_params,
+        "environment_params": environment_params,
+        "unit": result.unit,
+        "horizon": int(result.horizon),
+        "metrics": list(result.metrics),  # in the result's order, which loading keeps
+        "final": list(result.final),
+        **extra,
+    }
+    _plain(sidecar, json_path.name)  # fail on bad data before any file changes
+    try:
+        os.unlink(json_path)
+    except FileNotFoundError:
+        pass
+    atomic_write_bytes(npz_path, data)
+    # top-level keys sorted; the parameters keep their order
+    _write_json(json_path, dict(sorted(sidecar.items())), sort_keys=False)
+
+
+def _read_sidecar_file(npz_path: Path, json_path: Path, keys) -> dict:
+    """The parsed sidecar ``json_path`` of ``npz_path``; :class:`BlockError` if missing or invalid."""
+    try:
+        side = _read_json(json_path)
+    except FileNotFoundError:
+        if npz_path.exists():
+            raise BlockError(json_path, f"missing: {npz_path.name} has no sidecar (its write was interrupted "
+                                        "before the commit)") from None
+        raise BlockError(npz_path, f"missing (no {npz_path.name} and no sidecar {json_path.name})") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BlockError(json_path, f"unreadable sidecar ({exc})") from exc
+    if not isinstance(side, dict):
+        raise BlockError(json_path, f"unreadable sidecar (a JSON {type(side).__name__}, not an object)")
+    lacking = [k for k in keys if k not in side]
+    if lacking:
+        raise BlockError(json_path, f"unreadable sidecar (lacks required keys {lacking})")
+    if side["format"] != FORMAT_VERSION:
+        raise BlockError(json_path, f"sidecar format {side['format']!r}, expected {FORMAT_VERSION}")
+    return side
+
+
+def _load_pair(npz_path: Path, json_path: Path, side: Mapping[str, Any]) -> RunResult:
+    """The :class:`RunResult` stored in ``npz_path`` and described by the parsed sidecar ``side``."""
+    try:
+        data = npz_path.read_bytes()
+    except FileNotFoundError:
+        raise BlockError(npz_path, f"missing (its sidecar {json_path.name} exists)") from None
+    except OSError as exc:
+        raise BlockError(npz_path, f"unreadable ({exc})") from exc
+    if hashlib.sha256(data).hexdigest() != side["npz_sha256"]:
+        raise BlockError(npz_path, "contents do not match the sidecar's SHA-256 (truncated, partial or corrupt)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except Exception as exc:  # hash matched, so this means a writer bug; still report it
+        raise BlockError(npz_path, f"unreadable: not a valid npz ({exc})") from exc
+    n_reps = side["n_reps"]
+    try:
+        ckpts = arrays["checkpoints"]
+        metrics = {k: arrays[f"metrics__{k}"] for k in side["metrics"]}
+        final = {k: arrays[f"final__{k}"] for k in side["final"]}
+    except KeyError as exc:
+        raise BlockError(npz_path, f"missing array {exc.args[0]!r}") from None
+    except TypeError as exc:  # "metrics" or "final" is not a list of names
+        raise BlockError(json_path, f"unreadable sidecar ({exc})") from None
+    shape = (ckpts.shape[0], n_reps)
+    for kind, arrs, want in (("metrics", metrics, lambda a: a.shape == shape),
+                             ("final", final, lambda a: a.shape[:1] == (n_reps,))):
+        for name, arr in arrs.items():
+            if not want(arr):
+                expected = shape if kind == "metrics" else f"({n_reps}, ...)"
+                raise BlockError(npz_path, f"wrong shape: {kind} {name!r} has shape {arr.shape}, expected "
+                                           f"{expected} for n_reps={n_reps} in the sidecar")
+    try:
+        learner_params = _decode_params(side["learner_params"], arrays, "learner_params")
+        environment_params = _decode_params(side["environment_params"], arrays, "environment_params")
+    except ValueError as exc:
+        raise BlockError(json_path, f"unreadable sidecar ({exc})") from None
+    return RunResult(
+        learner=side["learner"],
+        environment=side["environment"],
+        learner_params=learner_params,
+        environment_params=environment_params,
+        unit=side["unit"],
+        horizon=side["horizon"],
+        n_reps=n_reps,
+        seed=side["seed"],
+        rep_offset=side["rep_offset"],
+        backend=side["backend"],
+        checkpoints=ckpts,
+        metrics=metrics,
+        final=final,
+        wall_time=side["wall_time"],
+    )
 
 
 # --------------------------------------------------------------------------
@@ -356,65 +570,19 @@ def write_block(directory, block: int, result: RunResult, *, config: Mapping[str
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     npz_path, json_path = block_paths(directory, block)
-    arrays = {"checkpoints": np.asarray(result.checkpoints)}
-    for name, arr in result.metrics.items():
-        arrays[f"metrics__{name}"] = np.asarray(arr)
-    for name, arr in result.final.items():
-        arrays[f"final__{name}"] = np.asarray(arr)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    data = buf.getvalue()
-    try:
-        os.unlink(json_path)
-    except FileNotFoundError:
-        pass
-    atomic_write_bytes(npz_path, data)
-    sidecar = {
-        "format": FORMAT_VERSION,
+    _write_pair(npz_path, json_path, result, {
         "config_id": directory.name,
         "config": config,
         "block": int(block),
         "block_size": int(block_size),
-        "seed": int(result.seed),
-        "rep_offset": int(result.rep_offset),
-        "n_reps": int(result.n_reps),
-        "backend": result.backend,
-        "expertlab_version": _version(),
-        "wall_time": float(result.wall_time),
-        "created": _now(),
-        "npz_sha256": hashlib.sha256(data).hexdigest(),
-        "learner": result.learner,
-        "environment": result.environment,
-        "learner_params": result.learner_params,
-        "environment_params": result.environment_params,
-        "unit": result.unit,
-        "horizon": int(result.horizon),
-        "metrics": sorted(result.metrics),
-        "final": sorted(result.final),
-    }
-    _write_json(json_path, sidecar)
+    })
     return json_path
 
 
 def read_sidecar(directory, block: int) -> dict:
     """The parsed sidecar of a block; :class:`BlockError` if missing or invalid."""
     npz_path, json_path = block_paths(directory, block)
-    try:
-        side = _read_json(json_path)
-    except FileNotFoundError:
-        if npz_path.exists():
-            raise BlockError(json_path, f"missing: {npz_path.name} has no sidecar (its write was interrupted "
-                                        "before the commit)") from None
-        raise BlockError(npz_path, f"missing (no {npz_path.name} and no sidecar {json_path.name})") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BlockError(json_path, f"unreadable sidecar ({exc})") from exc
-    if not isinstance(side, dict):
-        raise BlockError(json_path, f"unreadable sidecar (a JSON {type(side).__name__}, not an object)")
-    lacking = [k for k in _SIDECAR_KEYS if k not in side]
-    if lacking:
-        raise BlockError(json_path, f"unreadable sidecar (lacks required keys {lacking})")
-    if side["format"] != FORMAT_VERSION:
-        raise BlockError(json_path, f"sidecar format {side['format']!r}, expected {FORMAT_VERSION}")
+    side = _read_sidecar_file(npz_path, json_path, _SIDECAR_KEYS)
     if side["block"] != block:
         raise BlockError(json_path, f"sidecar describes block {side['block']!r}")
     return side
@@ -448,50 +616,143 @@ def load_block(directory, block: int) -> RunResult:
     """
     side = read_sidecar(directory, block)
     npz_path, json_path = block_paths(directory, block)
-    try:
-        data = npz_path.read_bytes()
-    except FileNotFoundError:
-        raise BlockError(npz_path, f"missing (its sidecar {json_path.name} exists)") from None
-    except OSError as exc:
-        raise BlockError(npz_path, f"unreadable ({exc})") from exc
-    if hashlib.sha256(data).hexdigest() != side["npz_sha256"]:
-        raise BlockError(npz_path, "contents do not match the sidecar's SHA-256 (truncated, partial or corrupt)")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except Exception as exc:  # hash matched, so this means a writer bug; still report it
-        raise BlockError(npz_path, f"unreadable: not a valid npz ({exc})") from exc
-    n_reps = side["n_reps"]
-    try:
-        ckpts = arrays["checkpoints"]
-        metrics = {k: arrays[f"metrics__{k}"] for k in side["metrics"]}
-        final = {k: arrays[f"final__{k}"] for k in side["final"]}
-    except KeyError as exc:
-        raise BlockError(npz_path, f"missing array {exc.args[0]!r}") from None
-    shape = (ckpts.shape[0], n_reps)
-    for kind, arrs, want in (("metrics", metrics, lambda a: a.shape == shape),
-                             ("final", final, lambda a: a.shape[:1] == (n_reps,))):
-        for name, arr in arrs.items():
-            if not want(arr):
-                expected = shape if kind == "metrics" else f"({n_reps}, ...)"
-                raise BlockError(npz_path, f"wrong shape: {kind} {name!r} has shape {arr.shape}, expected "
-                                           f"{expected} for n_reps={n_reps} in the sidecar")
-    return RunResult(
-        learner=side["learner"],
-        environment=side["environment"],
-        learner_params=side["learner_params"],
-        environment_params=side["environment_params"],
-        unit=side["unit"],
-        horizon=side["horizon"],
-        n_reps=n_reps,
-        seed=side["seed"],
-        rep_offset=side["rep_offset"],
-        backend=side["backend"],
-        checkpoints=ckpts,
-        metrics=metrics,
-        final=final,
-        wall_time=side["wall_time"],
-    )
+    return _load_pair(npz_path, json_path, side)
+
+
+# --------------------------------------------------------------------------
+# a single saved result
+
+
+def result_paths(path) -> tuple[Path, Path]:
+    """The pair ``(<name>.npz, <name>.json)`` of a saved result, from the path of either file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Ends in ``.npz`` (the arrays) or ``.json`` (the sidecar).
+
+    Returns
+    -------
+    tuple of pathlib.Path
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a str or path-like.
+    ValueError
+        If it ends in neither ``.npz`` nor ``.json``.
+
+    Examples
+    --------
+    >>> [p.name for p in result_paths("runs/hedge.json")]
+    ['hedge.npz', 'hedge.json']
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".npz", ".json") or not p.stem:
+        raise ValueError(f"path must name the .npz file of a result (or its .json sidecar), got {str(path)!r}")
+    return p.with_suffix(".npz"), p.with_suffix(".json")
+
+
+def write_result(path, result: RunResult) -> Path:
+    """Save ``result`` atomically as ``<name>.npz`` and its sidecar ``<name>.json``.
+
+    The layout and the commit protocol are those of a sweep block (module
+    docstring): each file is written atomically, the sidecar last, so a
+    writer killed at any point leaves either the previous result, or a pair
+    that :func:`read_result` refuses with a :class:`BlockError`, never a
+    torn file.  An existing pair is replaced.  A writer killed mid-write
+    may leave a hidden temporary file ``.<name>.npz.<random>.tmp`` (or
+    ``.json``) in the folder; it is never read and may be deleted.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``<name>.npz`` (or ``<name>.json``); the folder must exist.
+    result : RunResult
+
+    Returns
+    -------
+    pathlib.Path
+        The path of the ``.npz``.
+
+    Raises
+    ------
+    TypeError
+        If ``result`` is not a :class:`RunResult` or its parameters hold
+        something other than numbers, strings, booleans, None, lists, tuples,
+        dicts with string keys and NumPy arrays.
+    ValueError
+        For a ``path`` that ends in neither ``.npz`` nor ``.json``.
+    FileExistsError
+        If ``<name>.json`` exists and is not the sidecar of a stored result
+        (it is not overwritten).
+    OSError
+        If the folder is missing or cannot be written (the message names it).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from expertlab import sim
+    >>> from expertlab.experts import hedge, instances
+    >>> res = sim.run(hedge(), instances.fair_coins(3), horizon=20, n_reps=4, seed=5)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = write_result(pathlib.Path(tmp) / "run.npz", res)
+    ...     print(sorted(p.name for p in pathlib.Path(tmp).iterdir()))
+    ['run.json', 'run.npz']
+    """
+    npz_path, json_path = result_paths(path)
+    if not isinstance(result, RunResult):
+        raise TypeError(f"result must be a RunResult, got {type(result).__name__}")
+    if json_path.exists() or json_path.is_symlink():
+        try:
+            old = _read_json(json_path)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            old = None
+        if not (isinstance(old, dict) and "npz_sha256" in old and "format" in old):
+            raise FileExistsError(errno.EEXIST, f"refusing to overwrite it: it exists and is not the sidecar of "
+                                                f"a stored result (the sidecar of {npz_path.name} goes there)",
+                                  str(json_path))
+    _write_pair(npz_path, json_path, result, {})
+    return npz_path
+
+
+def read_result(path) -> RunResult:
+    """Load a result saved by :func:`write_result` (or one block of a sweep).
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``<name>.npz`` or its sidecar ``<name>.json``.
+
+    Returns
+    -------
+    RunResult
+        Equal to the saved one: the same arrays bit for bit, parameters,
+        seed, backend and wall time.
+
+    Raises
+    ------
+    FileNotFoundError
+        If neither file of the pair exists.
+    BlockError
+        (a ValueError) naming the file at fault, if one file of the pair is
+        missing (an interrupted write), the sidecar is unreadable, or the
+        ``.npz`` does not match the SHA-256 in the sidecar (truncated,
+        corrupt or replaced).
+
+    Examples
+    --------
+    See :meth:`RunResult.save`.
+    """
+    npz_path, json_path = result_paths(path)
+    if not (npz_path.exists() or json_path.exists()):
+        raise FileNotFoundError(errno.ENOENT, f"no saved result ({npz_path.name} and its sidecar {json_path.name} "
+                                              "are both missing)", str(npz_path))
+    side = _read_sidecar_file(npz_path, json_path, _RESULT_KEYS)
+    return _load_pair(npz_path, json_path, side)
 
 
 # --------------------------------------------------------------------------

@@ -54,12 +54,13 @@ import concurrent.futures as cf
 import contextlib
 import copy
 import dataclasses
+import functools
 import itertools
 import json
 import math
 import multiprocessing
+import numbers
 import os
-import sys
 import threading
 import time
 from pathlib import Path
@@ -70,7 +71,9 @@ import numpy as np
 from .._backend import check_backend
 from .._validation import check_int
 from . import _storage
-from ._result import RunResult
+from ._progress import check_progress, progress_bar
+from ._protocol import short_params
+from ._result import RunResult, html_table, json_text, mean_se_text, optional_import
 
 __all__ = [
     "CONFIG_KEYS",
@@ -563,7 +566,7 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
     # its size, runs on the backend one run of the config would use
     backend = pick_backend(learner, instance, config["backend"], horizon=config["horizon"], n_reps=n_reps)
     return run(learner, instance, config["horizon"], size, seed, backend,
-               rep_offset=rep_offset, checkpoints=config.get("checkpoints"))
+               rep_offset=rep_offset, checkpoints=config.get("checkpoints"), progress=False)
 
 
 def _init_worker(driver_alive=None) -> None:
@@ -627,8 +630,20 @@ class SweepResult:
         The sweep folder, if any.
     n_computed, n_loaded : int
         Blocks computed by this call and blocks loaded from ``out``.
-    wall_time : float
-        Seconds spent in the call.
+    elapsed_time : float
+        Wall-clock seconds the call took (:func:`sweep` or
+        :func:`load_sweep`), from start to return.
+    compute_time : float
+        Seconds spent in the time loop, summed over every block of every
+        config (loaded blocks count the time stored with them).  With
+        parallel workers it exceeds ``elapsed_time``.
+
+    Notes
+    -----
+    Export: :meth:`to_xarray` (a ``"config"`` dimension) and
+    :meth:`to_pandas` (a long table) need the ``data`` extra
+    (``pip install expertlab[data]``).  In a notebook a sweep shows as a
+    table of its configs (``_repr_html_``).
     """
 
     configs: tuple
@@ -641,14 +656,55 @@ class SweepResult:
     out: str | None
     n_computed: int
     n_loaded: int
-    wall_time: float
+    elapsed_time: float
 
     def __len__(self) -> int:
         return len(self.configs)
 
+    @property
+    def compute_time(self) -> float:
+        """Time-loop seconds summed over all blocks (see the class docstring)."""
+        return float(sum(r.wall_time for r in self.results))
+
+    def _timing_text(self) -> str:
+        n_blocks = self.n_computed + self.n_loaded
+        return (f"elapsed {self.elapsed_time:.2f} s in this call ({self.n_computed} blocks computed, "
+                f"{self.n_loaded} loaded); compute {self.compute_time:.2f} s summed over the {n_blocks} blocks")
+
+    @staticmethod
+    def _headline_metric(res: RunResult) -> str | None:
+        return "regret" if "regret" in res.metrics else next(iter(res.metrics), None)
+
     def __repr__(self) -> str:
-        return (f"SweepResult({len(self)} configs, n_reps={self.n_reps}, block_size={self.block_size}, "
-                f"seed={self.seed}, out={self.out!r}, computed={self.n_computed}, loaded={self.n_loaded})")
+        lines = [f"SweepResult({len(self)} configs x {self.n_reps} reps, block_size={self.block_size}, "
+                 f"seed={self.seed}, out={self.out!r})", "  " + self._timing_text()]
+        shown = len(self) if len(self) <= 6 else 5
+        for cid, cfg, res in itertools.islice(zip(self.config_ids, self.configs, self.results), shown):
+            metric = self._headline_metric(res)
+            tail = f": {metric} {mean_se_text(res, metric)}" if metric else ""
+            lines.append(f"  {cid} {cfg['learner']}({short_params(cfg['learner_params'])}) on "
+                         f"{cfg['instance']}({short_params(cfg['instance_params'])}), horizon "
+                         f"{cfg['horizon']}{tail}")
+        if shown < len(self):
+            lines.append(f"  ... and {len(self) - shown} more configs")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        limit = 30
+        metrics = list(dict.fromkeys(m for r in self.results for m in r.metrics))
+        head = ["config", "learner", "environment", "unit", "horizon", "n_reps", "seed", "backend",
+                *(f"{m} (mean ± se)" for m in metrics)]
+        rows = []
+        for cid, cfg, res in itertools.islice(zip(self.config_ids, self.configs, self.results), limit):
+            rows.append([cid, f"{cfg['learner']}({short_params(cfg['learner_params'])})",
+                         f"{cfg['instance']}({short_params(cfg['instance_params'])})", res.unit, res.horizon,
+                         res.n_reps, res.seed, res.backend,
+                         *(mean_se_text(res, m) if m in res.metrics else "" for m in metrics)])
+        if len(self) > limit:
+            rows.append([f"... and {len(self) - limit} more configs"] + [""] * (len(head) - 1))
+        caption = (f"SweepResult: {len(self)} configs x {self.n_reps} reps, seed={self.seed}; "
+                   + self._timing_text())
+        return html_table(head, rows, caption=caption)
 
     def result(self, key) -> RunResult:
         """The :class:`RunResult` of config ``key`` (an index or a config id)."""
@@ -673,7 +729,9 @@ class SweepResult:
         list of dict
             Keys ``config_id``, ``learner``, ``learner_params``, ``instance``,
             ``instance_params``, ``horizon``, ``backend``, ``n_reps``,
-            ``metric``, ``mean``, ``stderr``, ``wall_time``; ready for
+            ``metric``, ``mean``, ``stderr``, ``compute_time`` (the config's
+            time-loop seconds summed over its blocks, not elapsed time:
+            blocks may have run in parallel); ready for
             ``pandas.DataFrame(rows)``.
 
         Examples
@@ -700,25 +758,228 @@ class SweepResult:
                 "metric": metric,
                 "mean": float(res.mean(metric)[-1]),
                 "stderr": float(res.stderr(metric)[-1]),
-                "wall_time": float(res.wall_time),
+                "compute_time": float(res.wall_time),
             })
         return rows
 
     def summary_text(self, metric: str = "regret") -> str:
-        """:meth:`summary` as a fixed-width text table."""
+        """:meth:`summary` as a fixed-width text table, and a last line with the elapsed and compute times.
+
+        The column ``compute_s`` is each config's time-loop seconds summed
+        over its blocks; the last line gives the call's elapsed wall-clock
+        time and the compute time of all blocks (larger when blocks ran in
+        parallel).
+        """
         def label(name, params):
             return f"{name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
 
         head = ("config_id", "learner", "instance", "horizon", "backend", "n_reps", f"{metric} (mean ± se)",
-                "wall_s")
+                "compute_s")
         body = [(r["config_id"], label(r["learner"], r["learner_params"]),
                  label(r["instance"], r["instance_params"]), str(r["horizon"]), r["backend"], str(r["n_reps"]),
-                 f"{r['mean']:.4g} ± {r['stderr']:.2g}", f"{r['wall_time']:.2f}")
+                 f"{r['mean']:.4g} ± {r['stderr']:.2g}", f"{r['compute_time']:.2f}")
                 for r in self.summary(metric)]
         widths = [max(len(row[j]) for row in [head, *body]) for j in range(len(head))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [head, *body]]
         lines.insert(1, "  ".join("-" * w for w in widths))
+        lines.append(self._timing_text())
         return "\n".join(lines)
+
+    # ------------------------------------------------------------------ export
+
+    def _config_coords(self) -> dict[str, np.ndarray]:
+        """Coordinates along ``config``: id, names, horizon, unit, backend, seed, n_reps, parameters."""
+        cfgs, res = self.configs, self.results
+        coords = {
+            "config": np.array(self.config_ids, dtype=object),
+            "learner": np.array([c["learner"] for c in cfgs], dtype=object),
+            "instance": np.array([c["instance"] for c in cfgs], dtype=object),
+            "environment": np.array([r.environment for r in res], dtype=object),
+            "horizon": np.array([int(c["horizon"]) for c in cfgs], dtype=np.int64),
+            "unit": np.array([r.unit for r in res], dtype=object),
+            "backend": np.array([r.backend for r in res], dtype=object),
+            "seed": np.array([str(int(r.seed)) for r in res], dtype=object),
+            "n_reps": np.array([int(r.n_reps) for r in res], dtype=np.int64),
+        }
+        for group in _PARAM_KEYS:
+            for key in dict.fromkeys(k for c in cfgs for k in c[group]):
+                coords[f"{group}.{key}"] = _param_coord([c[group].get(key, _UNSET) for c in cfgs])
+        return coords
+
+    def _check_exportable(self) -> None:
+        if not self.results:
+            raise ValueError("this SweepResult holds no config to export (load_sweep(allow_incomplete=True) "
+                             "found no finished block)")
+
+    def to_xarray(self):
+        """The sweep as one ``xarray.Dataset`` with a ``config`` dimension (needs the ``data`` extra).
+
+        Configs may differ in checkpoints (another horizon, or explicit
+        ``checkpoints``), in replications (an incomplete sweep loaded with
+        ``allow_incomplete=True``) and in metrics (configs of different
+        families): the dataset is aligned on the **union** of the checkpoints
+        and of the replication indices, and holds the union of the metrics;
+        a value a config does not have is NaN.  A variable that needs such a
+        fill is float64; one every config has on the common grid keeps its
+        dtype.
+
+        Returns
+        -------
+        xarray.Dataset
+            Dims ``config``, ``checkpoint``, ``rep``: each metric as
+            ``(config, checkpoint, rep)``, each final array as ``final_<key>``
+            with dims ``(config, rep, ...)`` (further axes padded with NaN to
+            the largest size).  Coordinates along ``config``: ``config`` (the
+            config ids), ``learner``, ``instance``, ``environment``,
+            ``horizon``, ``unit``, ``backend`` (the one that ran), ``seed``
+            (the config's seed as decimal text), ``n_reps``, and one
+            ``learner_params.<name>`` / ``instance_params.<name>`` per
+            parameter set in any config (numbers as numbers with NaN where a
+            config does not set it; strings, and JSON text for anything
+            else, with ``""`` there).  Attributes: the root ``seed`` (text),
+            ``n_reps``, ``block_size``, ``elapsed_time``, ``compute_time``,
+            ``expertlab_version`` and ``out`` when there is one.
+
+        Raises
+        ------
+        ImportError
+            Without xarray (``pip install expertlab[data]``).
+        ValueError
+            If the sweep holds no config, a metric's name is that of a
+            coordinate, or a final array has a different number of axes in
+            two configs.
+
+        Examples
+        --------
+        >>> cfgs = expand_grid({"learner": "hedge", "instance": "fair_coins", "horizon": 50},
+        ...                    {"instance_params.n_experts": [2, 4]})
+        >>> ds = sweep(cfgs, n_reps=3, executor="serial").to_xarray()
+        >>> ds["regret"].dims, [int(n) for n in ds["instance_params.n_experts"]]
+        (('config', 'checkpoint', 'rep'), [2, 4])
+        """
+        xr = optional_import("xarray")
+        from .. import __version__
+
+        self._check_exportable()
+        coords = self._config_coords()
+        results = self.results
+        ckpts = functools.reduce(np.union1d, [np.asarray(r.checkpoints) for r in results])
+        rep_of = [r.rep_offset + np.arange(r.n_reps) for r in results]
+        reps = functools.reduce(np.union1d, rep_of)
+        ck_idx = [np.searchsorted(ckpts, r.checkpoints) for r in results]
+        rep_idx = [np.searchsorted(reps, rr) for rr in rep_of]
+        same_ck = [np.array_equal(r.checkpoints, ckpts) for r in results]
+        same_rep = [np.array_equal(rr, reps) for rr in rep_of]
+        names = [r._export_names() for r in results]
+        taken = set(coords) | {"checkpoint", "rep"}
+        data_vars = {}
+        for key, var in dict.fromkeys(kv for m, _ in names for kv in m.items()):
+            if var in taken:
+                raise ValueError(f"cannot export metric {key!r}: a coordinate along 'config' has that name")
+            arrs = [r.metrics.get(key) for r in results]
+            if all(a is not None for a in arrs) and all(same_ck) and all(same_rep):
+                data = np.stack([np.asarray(a) for a in arrs])
+            else:
+                data = np.full((len(results), ckpts.size, reps.size), np.nan)
+                for i, a in enumerate(arrs):
+                    if a is not None:
+                        data[i][np.ix_(ck_idx[i], rep_idx[i])] = a
+            data_vars[var] = (("config", "checkpoint", "rep"), data)
+        for key, var in dict.fromkeys(kv for _, f in names for kv in f.items()):
+            if var in taken or var in data_vars:
+                raise ValueError(f"cannot export final {key!r}: its variable name {var!r} is taken")
+            arrs = [None if key not in r.final else np.asarray(r.final[key]) for r in results]
+            ndims = {a.ndim for a in arrs if a is not None}
+            if len(ndims) > 1:
+                raise ValueError(f"cannot export final {key!r}: its arrays have {sorted(ndims)} axes in different "
+                                 "configs")
+            ndim = ndims.pop()
+            trailing = tuple(max(a.shape[j] for a in arrs if a is not None) for j in range(1, ndim))
+            if all(a is not None and a.shape[1:] == trailing for a in arrs) and all(same_rep):
+                data = np.stack(arrs)
+            else:
+                data = np.full((len(results), reps.size) + trailing, np.nan)
+                for i, a in enumerate(arrs):
+                    if a is not None:
+                        data[i][(rep_idx[i],) + tuple(slice(0, s) for s in a.shape[1:])] = a
+            data_vars[var] = (("config", "rep") + tuple(f"{var}_dim{j}" for j in range(1, ndim)), data)
+        attrs = {"seed": str(self.seed), "n_reps": int(self.n_reps), "block_size": int(self.block_size),
+                 "elapsed_time": float(self.elapsed_time), "compute_time": self.compute_time,
+                 "expertlab_version": __version__}
+        if self.out is not None:
+            attrs["out"] = str(self.out)
+        all_coords = {"config": coords.pop("config"), "checkpoint": ckpts, "rep": reps}
+        all_coords.update({name: ("config", values) for name, values in coords.items()})
+        return xr.Dataset(data_vars, coords=all_coords, attrs=attrs)
+
+    def to_pandas(self):
+        """The metrics of every config as one long ``pandas.DataFrame`` (needs the ``data`` extra).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The rows of :meth:`RunResult.to_pandas` of each config, in
+            config order, with the coordinates of :meth:`to_xarray` along
+            ``config`` as columns: ``config`` (the id), ``learner``,
+            ``instance``, ``environment``, ``horizon``, ``unit``,
+            ``backend``, ``seed``, ``n_reps``, the ``learner_params.<name>``
+            / ``instance_params.<name>`` columns, then ``checkpoint``,
+            ``rep``, ``metric``, ``value``.  Configs keep their own
+            checkpoints (nothing is filled in).
+
+        Raises
+        ------
+        ImportError
+            Without pandas (``pip install expertlab[data]``).
+        ValueError
+            If the sweep holds no config.
+
+        Examples
+        --------
+        >>> cfgs = expand_grid({"learner": "hedge", "instance": "fair_coins", "horizon": 50},
+        ...                    {"instance_params.n_experts": [2, 4]})
+        >>> df = sweep(cfgs, n_reps=3, executor="serial").to_pandas()
+        >>> sorted(set(df["instance_params.n_experts"])), list(df.columns[-4:])
+        ([2, 4], ['checkpoint', 'rep', 'metric', 'value'])
+        """
+        pd = optional_import("pandas")
+        self._check_exportable()
+        parts = [r._tidy_columns() for r in self.results]
+        counts = np.array([p["value"].size for p in parts])
+        cols = {name: np.repeat(values, counts) for name, values in self._config_coords().items()}
+        for name in ("checkpoint", "rep", "metric", "value"):
+            if name in cols:
+                raise ValueError(f"cannot export: a config parameter column is named {name!r}")
+            cols[name] = np.concatenate([p[name] for p in parts])
+        return pd.DataFrame(cols)
+
+
+#: Marks a parameter a config does not set.
+_UNSET = object()
+
+
+def _param_coord(values: list) -> np.ndarray:
+    """One parameter's values along ``config`` (``_UNSET`` where a config does not set it).
+
+    All booleans: bool; all integers: int64; all numbers: float64 with NaN
+    where unset; all strings: the strings with ``""`` where unset; otherwise
+    JSON text with ``""`` where unset.
+    """
+    present = [v for v in values if v is not _UNSET]
+    complete = len(present) == len(values)
+
+    def is_bool(v):
+        return isinstance(v, (bool, np.bool_))
+
+    if complete and all(is_bool(v) for v in present):
+        return np.array(values, dtype=bool)
+    if all(isinstance(v, numbers.Real) and not is_bool(v) for v in present):
+        if complete and all(isinstance(v, numbers.Integral) and -2 ** 63 <= v < 2 ** 63 for v in present):
+            return np.array(values, dtype=np.int64)
+        return np.array([np.nan if v is _UNSET else float(v) for v in values], dtype=np.float64)
+    if all(isinstance(v, str) for v in present):
+        return np.array(["" if v is _UNSET else v for v in values], dtype=object)
+    return np.array(["" if v is _UNSET else json_text(v) for v in values], dtype=object)
 
 
 # --------------------------------------------------------------------------
@@ -826,18 +1087,31 @@ def _completed(executor, tasks, args_of) -> Iterator[tuple[Any, RunResult | None
 
 
 def _stored_block(directory: Path, k: int, *, seed: int, rep_offset: int, size: int,
-                  block_size: int) -> tuple[RunResult | None, str | None]:
+                  block_size: int, loading: bool = False) -> tuple[RunResult | None, str | None]:
     """``(block, None)`` if stored block ``k`` is finished and is what the sweep asks for, else ``(None, why)``.
 
     ``why`` names the file at fault and what is wrong with it (missing,
     unreadable, wrong shape, too few replications).  Raises ValueError when
     the stored block contradicts the request in a way that recomputing would
-    hide (another block size, seed or a smaller ``n_reps``).
+    hide (another block size, seed or a smaller ``n_reps``); ``loading``:
+    the request comes from the folder's manifest (:func:`load_sweep`), not
+    from a call to :func:`sweep`.
     """
     try:
         res = _storage.load_block(directory, k)
+        stored_block_size = _storage.read_sidecar(directory, k)["block_size"]
     except _storage.BlockError as exc:
         return None, f"{exc.path.name}: {exc.reason}"
+    if stored_block_size != block_size:
+        # checked first: another block size also moves offsets and sizes, which would be misreported below
+        where = f"{directory}/block_{k}.json was written with block_size={stored_block_size}"
+        if loading:
+            raise ValueError(f"{_storage.MANIFEST} says block_size={block_size} but {where} (an edited or foreign "
+                             f"{_storage.MANIFEST}); rerun sweep() on this out with block_size={stored_block_size}, "
+                             "or use another out")
+        raise ValueError(f"block_size changed: this sweep asks block_size={block_size} but {where} (n_reps is not "
+                         f"the issue); resuming needs the stored block size: rerun with block_size={stored_block_size} "
+                         "or use another out")
     if res.seed != seed:
         raise ValueError(f"{directory}/block_{k} was computed with seed {res.seed}, but this sweep derives "
                          f"{seed} for the config (another root seed?); use another out")
@@ -904,17 +1178,6 @@ def _blocks(n_reps: int, block_size: int) -> list[tuple[int, int, int]]:
     return [(k, k * block_size, min(block_size, n_reps - k * block_size)) for k in range(n_blocks)]
 
 
-def _show_progress(progress) -> bool:
-    if progress is None:
-        try:
-            return sys.stderr.isatty()
-        except (AttributeError, ValueError):
-            return False
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
-    return bool(progress)
-
-
 def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: int = 0, out=None,
           executor=None, scheduler: str | None = None, progress: bool | None = None,
           learners: Mapping | None = None, instances: Mapping | None = None) -> SweepResult:
@@ -952,8 +1215,11 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         ``distributed.Client`` is opened on it for this call (needs the
         ``dask`` extra).  Exclusive with ``executor``.
     progress : bool, optional
-        Show a tqdm bar over blocks on stderr; default: when stderr is a
-        terminal.
+        Show a progress bar over blocks (``tqdm.auto``: a widget in a
+        notebook, text on stderr in a terminal) once the sweep has taken two
+        seconds.  ``None`` (the default): in a notebook or when stderr is a
+        terminal; ``False``: never; ``True``: on any output.  The runs of
+        the blocks show none of their own.
     learners, instances : mapping of str to callable, optional
         Factories by name, instead of :func:`default_registries` (the
         experts' and the bandits' registries together).  For process or Dask
@@ -1015,7 +1281,7 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
     n_reps = check_int(n_reps, "n_reps")
     block_size = check_int(block_size, "block_size")
     root_seed = _check_root_seed(seed)
-    show = _show_progress(progress)
+    progress = check_progress(progress)
     ids = [_storage.config_id(c) for c in configs]
     first = {}
     for i, cid in enumerate(ids):
@@ -1068,13 +1334,11 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         i, k = task
         return (configs[i], k, block_size, n_reps, seeds[i], learners_arg, instances_arg)
 
-    from tqdm import tqdm
-
     errors = []
     if todo:
         with _open_executor(executor, scheduler) as ex, \
-                tqdm(total=len(configs) * len(blocks), initial=n_loaded, desc="sweep", unit="block",
-                     disable=not show, file=sys.stderr) as bar:
+                progress_bar(progress, total=len(configs) * len(blocks), initial=n_loaded, desc="sweep",
+                             unit="block") as bar:
             for (i, k), res, exc in _completed(ex, todo, args_of):
                 if exc is not None:
                     errors.append(((i, k), exc))
@@ -1100,7 +1364,7 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         out=str(out_path) if out_path is not None else None,
         n_computed=len(done) - n_loaded,
         n_loaded=n_loaded,
-        wall_time=time.perf_counter() - t0,
+        elapsed_time=time.perf_counter() - t0,
     )
 
 
@@ -1163,7 +1427,7 @@ def load_sweep(out, *, allow_incomplete: bool = False) -> SweepResult:
         got = []
         for k, off, size in blocks:
             res, why = _stored_block(directory, k, seed=meta["seed"], rep_offset=off, size=size,
-                                     block_size=block_size)
+                                     block_size=block_size, loading=True)
             if res is None:
                 n_missing += len(blocks) - k
                 gaps.append(f"{cid}/{why}")
@@ -1193,5 +1457,5 @@ def load_sweep(out, *, allow_incomplete: bool = False) -> SweepResult:
         out=str(out_path),
         n_computed=0,
         n_loaded=n_loaded,
-        wall_time=time.perf_counter() - t0,
+        elapsed_time=time.perf_counter() - t0,
     )

@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 
+from .._validation import as_real_array, check_array_size, check_float, check_int
+
 __all__ = ["play_losses", "random_losses", "run_in_cuda_simulator"]
 
 
@@ -46,10 +48,21 @@ def play_losses(learner, losses, awake=None, keys=None):
     >>> p[0, 1].round(6).tolist()
     [0.25, 0.75]
     """
-    losses = np.asarray(losses, dtype=np.float64)
-    if losses.ndim != 3:
+    from ..sim import Learner
+
+    if not isinstance(learner, Learner) or learner.feedback != "full":
+        raise TypeError(f"learner must be a full-information expertlab.sim.Learner, got {learner!r}")
+    losses = as_real_array(losses, "losses", dtype=np.float64)
+    if losses.ndim != 3 or min(losses.shape) < 1:
         raise ValueError(f"losses must have shape (n_reps, horizon, n_experts), got {losses.shape}")
     n_reps, horizon, n = losses.shape
+    if awake is not None:
+        awake = np.asarray(awake)
+        if awake.shape != losses.shape or awake.dtype != np.bool_:
+            raise ValueError(f"awake must be a bool array of the shape of losses {losses.shape}, "
+                             f"got {awake.dtype}{list(awake.shape)}")
+    if keys is not None and not callable(keys):
+        raise TypeError(f"keys must be callable keys(t) -> (n_reps,) uint64, got {type(keys).__name__}")
     state = learner.init(n, n_reps)
     ps, rs = np.zeros_like(losses), np.zeros_like(losses)
     for t in range(horizon):
@@ -83,6 +96,13 @@ def random_losses(n_reps, horizon, n_experts, *, seed=0, best_scale=1.0, p_awake
     losses : array, shape (n_reps, horizon, n_experts)
     awake : bool array of the same shape, or None
     """
+    n_reps, horizon, n_experts = (check_int(v, name) for v, name in
+                                  ((n_reps, "n_reps"), (horizon, "horizon"), (n_experts, "n_experts")))
+    check_array_size((n_reps, horizon, n_experts), "n_reps * horizon * n_experts")
+    seed = check_int(seed, "seed", minimum=0)
+    best_scale = check_float(best_scale, "best_scale", minimum=0.0, maximum=1.0)
+    if p_awake is not None:
+        p_awake = check_float(p_awake, "p_awake", minimum=0.0, maximum=1.0)
     rng = np.random.default_rng(seed)
     losses = rng.random((n_reps, horizon, n_experts))
     losses[:, :, 0] *= best_scale
@@ -100,6 +120,9 @@ def run_in_cuda_simulator(code: str, timeout: float = 600):
     subprocess.  ``code`` prints a JSON object on its last line, which is
     returned; a non-zero exit raises ``AssertionError`` with the end of stderr.
     """
+    if not isinstance(code, str):
+        raise TypeError(f"code must be Python source (str), got {type(code).__name__}")
+    timeout = check_float(timeout, "timeout", positive=True)
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -1,15 +1,7 @@
-"""Bad-input cases of the testing family for ``test_bad_inputs.py``.
-
-``LEARNERS`` / ``ENVIRONMENTS``: registered name -> ``[(kwargs, exception, word)]``, the factory
-must raise ``exception`` naming ``word`` when called with ``kwargs``.
-``EXEMPT``: public name -> why it needs no bad-input test.
-"""
-
-import numpy as np  # noqa: F401
+"""Bad-input cases of ``expertlab.testing`` for ``test_bad_inputs.py`` (tested in ``tests/unit/sim``)."""
 
 LEARNERS = {}
 
 ENVIRONMENTS = {}
 
-EXEMPT = {
-}
+EXEMPT = {}

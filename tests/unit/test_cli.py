@@ -119,6 +119,25 @@ def test_rates_jobs_give_the_same_report(tmp_path, capsys):
                   "--out", str(tmp_path / "o")])
 
 
+def test_rates_progress_bar(tmp_path, capsys, monkeypatch):
+    """One bar over the claims on stderr (the runs inside stay quiet), the table on stdout; none with --no-progress."""
+    from expertlab.sim import _progress
+
+    monkeypatch.setattr(_progress, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(_progress, "interactive", lambda: True)  # as in a terminal
+    sims = _sims(tmp_path, "prog", 0.5)
+    argv = ["rates", "--quick", "--sims", str(sims), "--only", "test.cli-prog", "--out", str(tmp_path / "o"),
+            "--backend", "numpy", "--jobs", "1"]
+    assert cli.main(argv) == 0
+    cap = capsys.readouterr()
+    assert "rates" in cap.err and "1/1" in cap.err and "claim" in cap.err
+    assert "round" not in cap.err  # the experiment's sim.run shows no bar of its own
+    assert "test.cli-prog" in cap.out and "pass" in cap.out
+    assert cli.main(argv + ["--no-progress"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err == "" and "pass" in cap.out
+
+
 def test_rates_unknown_pattern(tmp_path):
     sims = _sims(tmp_path, "x", 0.5)
     with pytest.raises(SystemExit, match="no claim matches"):

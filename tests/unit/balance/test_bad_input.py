@@ -85,3 +85,108 @@ def test_capacity_route_still_names_k_and_gamma():
         capacity_route(S, k=4, gamma=1.0, exact_method=None)
     with pytest.raises(ValueError, match="gamma"):
         capacity_route(S, k=1, gamma=-1.0, exact_method=None)
+
+
+# --- routing baselines, the auxiliary loss and the move list ---------------------------------------------------
+
+from expertlab import balance  # noqa: E402
+from expertlab.balance import generators  # noqa: E402
+
+NAN_S = np.where(np.eye(4, 3, dtype=bool), np.nan, S)
+
+
+@pytest.mark.parametrize("call, exc, word", [
+    (lambda: balance.aux_loss(NAN_S), ValueError, "logits"),
+    (lambda: balance.aux_loss(S[0]), ValueError, "logits"),
+    (lambda: balance.aux_loss(S.astype(str)), TypeError, "logits"),
+    (lambda: balance.aux_loss(S, 0), ValueError, "k"),
+    (lambda: balance.aux_loss(S, 4), ValueError, "k"),
+    (lambda: balance.aux_loss(S, 1.5), TypeError, "k"),
+], ids=["nan", "1d", "str", "k=0", "k>E", "k-float"])
+def test_aux_loss_refuses(call, exc, word):
+    with pytest.raises(exc, match=word):
+        call()
+
+
+@pytest.mark.parametrize("call, exc, word", [
+    (lambda: balance.base_route(S, 4), ValueError, "k"),
+    (lambda: balance.base_route(S, 1, method="simplex"), ValueError, "method"),
+    (lambda: balance.base_route(NAN_S), ValueError, "scores"),
+    (lambda: balance.base_route(S + 1j), TypeError, "scores"),
+], ids=["k>E", "method", "nan", "complex"])
+def test_base_route_refuses(call, exc, word):
+    with pytest.raises(exc, match=word):
+        call()
+
+
+@pytest.mark.parametrize("call, exc, word", [
+    (lambda: balance.expert_choice_route(S, 0), ValueError, "capacity"),
+    (lambda: balance.expert_choice_route(S, 5), ValueError, "capacity"),  # more slots than tokens
+    (lambda: balance.expert_choice_route(S, 1.5), TypeError, "capacity"),
+    (lambda: balance.expert_choice_route(NAN_S, 1), ValueError, "scores"),
+], ids=["zero", "above-tokens", "float", "nan"])
+def test_expert_choice_route_refuses(call, exc, word):
+    with pytest.raises(exc, match=word):
+        call()
+
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(temperature=0.0), ValueError, "temperature"),
+    (dict(temperature=float("nan")), ValueError, "temperature"),
+    (dict(n_iter=0), ValueError, "n_iter"),
+    (dict(tol=-1.0), ValueError, "tol"),
+    (dict(k=4), ValueError, "k"),
+])
+def test_sinkhorn_route_refuses(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        balance.sinkhorn_route(S, **kwargs)
+    with pytest.raises(ValueError, match="scores"):
+        balance.sinkhorn_route(NAN_S)
+
+
+def test_token_moves_refuses_biases_of_the_wrong_shape_and_a_bare_array():
+    problem = AssignmentProblem(S, 1)
+    with pytest.raises(ValueError, match="biases"):
+        balance.token_moves(problem, np.zeros(5))
+    with pytest.raises(ValueError, match="biases"):
+        balance.token_moves(problem, np.zeros((2, 4)))
+    with pytest.raises(TypeError, match="k"):
+        balance.token_moves(S, np.zeros((2, 3)))
+
+
+# --- the routing environments and the score generators validate when built directly -----------------------------
+
+def test_routing_classes_validate_when_built_directly():
+    gen = generators.iid_gaussian(3)
+    with pytest.raises(TypeError, match="generator"):
+        balance.Routing("iid_gaussian", 8, 1)
+    with pytest.raises(ValueError, match="k"):
+        balance.Routing(gen, 8, 4)
+    with pytest.raises(ValueError, match="n_tokens"):
+        balance.Routing(gen, 0, 1)
+    cap = np.ones((1, 3))
+    with pytest.raises(ValueError, match="scores"):
+        balance.FixedRouting(S, 1, cap)  # 2-d: not a batch of problems
+    with pytest.raises(ValueError, match="scores"):
+        balance.FixedRouting(NAN_S[None], 1, cap)
+    with pytest.raises(ValueError, match="k"):
+        balance.FixedRouting(S[None], 0, cap)
+    with pytest.raises(ValueError, match="capacity_rows"):
+        balance.FixedRouting(S[None], 1, np.ones((1, 2)))
+    with pytest.raises(ValueError, match="comparator_bias"):
+        balance.FixedRouting(S[None], 1, cap, np.full((1, 3), np.nan))
+
+
+@pytest.mark.parametrize("args, exc, word", [
+    (("gauss", 3, np.zeros(9)), ValueError, "name"),
+    (("iid_gaussian", 0, np.zeros(3)), ValueError, "n_experts"),
+    (("iid_gaussian", 3, np.zeros(5)), ValueError, "params"),
+    (("iid_gaussian", 3, np.r_[-1.0, 0, 1, np.zeros(6)]), ValueError, "sigma"),
+    (("iid_gaussian", 3, np.r_[1.0, 0, 1, np.nan, np.zeros(5)]), ValueError, "params"),
+    (("drifting", 3, np.r_[1.0, 2.0, 1, np.zeros(6)]), ValueError, "mode"),
+    (("drifting", 3, np.r_[1.0, 1.0, 0.0, np.zeros(6)]), ValueError, "period"),
+    (("iid_gaussian", 3, np.zeros(9) + 1j), TypeError, "params"),
+])
+def test_score_generator_validates_when_built_directly(args, exc, word):
+    with pytest.raises(exc, match=word):
+        generators.ScoreGenerator(*args)

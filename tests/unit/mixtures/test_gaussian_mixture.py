@@ -120,7 +120,7 @@ def test_partial_labels_stay_clamped_and_fix_the_component_order():
     log_resp, _ = e_step(X[None], GaussianMixtureParams(*(a[None] for a in (res.params.weights, res.params.means,
                                                                           res.params.covariances))), labels=y)
     np.testing.assert_array_equal(np.exp(log_resp[0, :5]), np.tile([0.0, 1.0], (5, 1)))
-    gm = GaussianMixture(2, rng=0, tol=1e-8).fit(X, y)
+    gm = GaussianMixture(2, seed=0, tol=1e-8).fit(X, labels=y)
     np.testing.assert_allclose(gm.means_, res.params.means, rtol=1e-12)
 
 
@@ -142,7 +142,7 @@ def test_not_converging_is_reported():
 
 def test_estimator_conventions():
     X = two_blobs(5)
-    gm = GaussianMixture(2, rng=np.random.default_rng(0))
+    gm = GaussianMixture(2)
     assert gm.fit(X) is gm
     assert gm.weights_.shape == (2,) and gm.means_.shape == (2, 2) and gm.covariances_.shape == (2, 2, 2)
     assert gm.lower_bound_ == gm.loglik_path_[-1] and gm.n_iter_ == gm.loglik_path_.size
@@ -150,15 +150,15 @@ def test_estimator_conventions():
     w = np.linspace(0.1, 1.0, X.shape[0])
     assert gm.score(X, sample_weight=w) == pytest.approx(np.sum(w * gm.score_samples(X)) / w.sum())
     np.testing.assert_allclose(gm.predict_proba(X).sum(axis=1), 1.0, atol=1e-12)
-    a, b = GaussianMixture(2, rng=3).fit(X), GaussianMixture(2, rng=3).fit(X)
+    a, b = GaussianMixture(2, seed=3).fit(X), GaussianMixture(2, seed=3).fit(X)
     np.testing.assert_array_equal(a.means_, b.means_)
     with pytest.raises(AttributeError, match="not fitted"):
         GaussianMixture(2).predict(X)
     with pytest.raises(ValueError, match="must be given together"):
         GaussianMixture(2, means_init=np.zeros((2, 2))).fit(X)
-    with pytest.raises(TypeError, match="rng must be"):
-        GaussianMixture(2, rng="seed").fit(X)
-    with pytest.raises(ValueError, match=r"X must have shape \(n_samples, 2\)"):
+    with pytest.raises(TypeError, match="seed must be"):
+        GaussianMixture(2, seed="seed").fit(X)
+    with pytest.raises(ValueError, match="X has 3 features, but GaussianMixture is expecting 2"):
         gm.predict(np.zeros((3, 3)))
 
 

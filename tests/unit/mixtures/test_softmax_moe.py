@@ -108,16 +108,16 @@ def test_explicit_init_is_moved_to_the_gauge():
 def test_estimator_shell():
     t = truth(1)
     X, y, _ = sample_softmax_moe(800, t, seed=1)
-    m = SoftmaxGatedMoE(2, init=select(t, 0), rng=0)
+    m = SoftmaxGatedMoE(2, init=select(t, 0))
     with pytest.raises(AttributeError, match="not fitted"):
         m.predict(X[0])
     assert m.fit(X[0], y[0]) is m
-    g = m.predict_proba(X[0])
+    g = m.gate_proba(X[0])
     np.testing.assert_allclose(g.sum(axis=1), 1.0)
     mean = np.sum(g * (X[0] @ m.params_.expert_weight.T + m.params_.expert_bias), axis=1)
     np.testing.assert_allclose(m.predict(X[0]), mean)
-    with pytest.raises(ValueError, match="X must have shape"):
-        m.predict_proba(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="X has 3 features, but SoftmaxGatedMoE is expecting 1"):
+        m.gate_proba(np.zeros((2, 3)))
 
 
 def test_bad_input():

@@ -170,8 +170,8 @@ def test_draws_follow_the_posterior_and_are_keyed_by_replication():
 def test_estimator_accuracy_and_reproducibility():
     probs, y = binary_scores(1, 400, 3, 8)
     labels = np.where(np.arange(400) < 30, y[0], -1)
-    a = SSME(rng=0, n_draws=40).fit(probs[0], labels)
-    b = SSME(rng=0, n_draws=40).fit(probs[0], labels)
+    a = SSME(seed=0, n_draws=40).fit(probs[0], labels)
+    b = SSME(seed=0, n_draws=40).fit(probs[0], labels)
     for m in METRIC_NAMES:
         np.testing.assert_array_equal(a.estimates_[m], b.estimates_[m])
     true = accuracy(y[0][None, :], np.swapaxes(probs[0], 0, 1))
@@ -179,7 +179,7 @@ def test_estimator_accuracy_and_reproducibility():
     lab = labeled_only(probs, labels[None], metrics=("accuracy",)).estimates["accuracy"][0]
     assert np.mean(np.abs(a.estimate("accuracy") - true)) < np.mean(np.abs(lab - true))
     assert a.converged_ and a.posterior_.shape == (400, 2)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(ValueError, match="not fitted"):
         SSME().estimate()
 
 

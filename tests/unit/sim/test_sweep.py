@@ -351,9 +351,15 @@ def test_dask_local_cluster_matches_serial(tmp_path):
     _assert_same_sweep(load_sweep(tmp_path / "b"), serial)
 
 
-def test_progress_bar_on_stderr(capsys):
+def test_progress_bar_on_stderr(capsys, monkeypatch):
+    from expertlab.sim import _progress
+
+    monkeypatch.setattr(_progress, "PROGRESS_DELAY", 0.0)  # the bar shows at once, not after two seconds
+    monkeypatch.setattr(_progress, "interactive", lambda: True)  # as in a terminal: the blocks' runs stay quiet
     sweep([BASE], n_reps=4, block_size=2, executor="serial", progress=True)
-    assert "block" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "sweep" in err and "2/2" in err and "block" in err
+    assert "round" not in err  # no bar of the runs inside the blocks
     sweep([BASE], n_reps=4, block_size=2, executor="serial", progress=False)
     assert capsys.readouterr().err == ""
 
@@ -370,7 +376,9 @@ def test_sweep_result_summary():
     assert rows[1]["mean"] == pytest.approx(r1.mean("tracking_regret")[-1])
     assert rows[1]["stderr"] == pytest.approx(r1.stderr("tracking_regret")[-1])
     text = res.summary_text()
-    assert text.splitlines()[0].startswith("config_id") and len(text.splitlines()) == 4
+    # header, rule, one row per config, and the line with the elapsed and compute times
+    assert text.splitlines()[0].startswith("config_id") and len(text.splitlines()) == 5
+    assert text.splitlines()[-1].startswith("elapsed ")
     assert res.config_ids[0] in text and "regret (mean ± se)" in text
     assert res.result(0) is res.results[0]
     assert "2 configs" in repr(res)
