@@ -27,7 +27,7 @@ import numpy as np
 from scipy.fft import dct
 
 from .._backend import logsumexp
-from .._validation import check_in, check_int
+from .._validation import as_real_array, check_in, check_int
 
 __all__ = ["BANDWIDTHS", "scott_bandwidth", "silverman_bandwidth", "isj_bandwidth", "bandwidth", "kde_log_density"]
 
@@ -36,13 +36,9 @@ BANDWIDTHS = ("isj", "scott", "silverman")
 
 
 def _check_samples(x, sample_weight):
-    if isinstance(x, (list, tuple)):
-        x = np.asarray(x)
-    if not isinstance(x, np.ndarray):
+    if not isinstance(x, (list, tuple, np.ndarray)):
         raise TypeError(f"x must be an array of shape (..., n_samples), got {type(x).__name__}")
-    if x.dtype.kind not in "biuf":
-        raise TypeError(f"x must hold real numbers, got dtype {x.dtype}")
-    x = np.asarray(x, dtype=np.float64)
+    x = as_real_array(x, "x", np)
     if x.ndim < 1 or x.shape[-1] < 2:
         raise ValueError(f"x must have shape (..., n_samples) with n_samples >= 2, got {x.shape}")
     if not np.all(np.isfinite(x)):
@@ -50,7 +46,7 @@ def _check_samples(x, sample_weight):
     if sample_weight is None:
         w = np.ones_like(x)
     else:
-        w = np.asarray(sample_weight, dtype=np.float64)
+        w = as_real_array(sample_weight, "sample_weight", np)
         if w.shape != x.shape:
             raise ValueError(f"sample_weight must have the shape of x {x.shape}, got {w.shape}")
         if not np.all(np.isfinite(w)) or np.any(w < 0):
@@ -287,7 +283,11 @@ def bandwidth(x, rule="isj", *, sample_weight=None, floor=None):
     if floor is None:
         return fn(x, sample_weight=sample_weight)
     x, w = _check_samples(x, sample_weight)
-    flat = np.broadcast_to(np.asarray(floor, dtype=np.float64), x.shape[:-1])
+    floor = as_real_array(floor, "floor", np)
+    try:
+        flat = np.broadcast_to(floor, x.shape[:-1])
+    except ValueError:
+        raise ValueError(f"floor of shape {floor.shape} does not broadcast to the rows of x {x.shape[:-1]}") from None
     if not np.all(np.isfinite(flat)) or np.any(flat <= 0):
         raise ValueError("floor must be finite and positive")
     pos = w > 0

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._random import LEARNER_STREAM, stream_key, uniform
 from .._repr import short_repr
-from .._validation import check_float, check_in, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
 from ..sim._variates import normal_array
 from ._clustered_single_index import cluster_codes, replication_keys, sample_clustered_single_index
 
@@ -35,6 +35,48 @@ class ClusterMoEParams(NamedTuple):
     first_layer: np.ndarray
     output: np.ndarray
     router: np.ndarray
+
+
+def _shape_ok(a, shape):
+    """Whether ``a.shape`` matches ``shape``, whose entries are sizes or (free) axis names; and the wanted shape."""
+    ok = a.ndim == len(shape) and all(isinstance(w, str) or g == w for g, w in zip(a.shape, shape))
+    return ok, "(" + ", ".join(map(str, shape)) + ")"
+
+
+def _real(a, name, shape):
+    """``a`` as a finite float64 array whose shape matches ``shape`` (sizes, or names of free axes)."""
+    a = as_real_array(a, name, np)
+    ok, want = _shape_ok(a, shape)
+    if not ok:
+        raise ValueError(f"{name} must have shape {want}, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return a
+
+
+def _index(a, name, shape, high, what):
+    """``a`` as an int64 array whose shape matches ``shape`` (as in :func:`_real`), entries in ``{0, ..., high - 1}``."""
+    a = np.asarray(a)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an array of integers, got dtype {a.dtype}")
+    ok, want = _shape_ok(a, shape)
+    if not ok:
+        raise ValueError(f"{name} must have shape {want}, got {a.shape}")
+    if a.size and (a.min() < 0 or a.max() >= high):
+        raise ValueError(f"{name} must lie in {{0, ..., {high - 1}}} ({what}), got values in [{a.min()}, {a.max()}]")
+    return a.astype(np.int64)
+
+
+def _check_params(params):
+    if not isinstance(params, ClusterMoEParams):
+        raise TypeError(f"params must be a ClusterMoEParams, got {type(params).__name__}")
+    theta = _real(params.first_layer, "params.first_layer", ("n_reps", "n_experts", "n_neurons", "dim"))
+    R, E, N, D = theta.shape
+    if min(theta.shape) < 1:
+        raise ValueError(f"params.first_layer must have shape (n_reps, n_experts, n_neurons, dim), all >= 1, "
+                         f"got {theta.shape}")
+    return ClusterMoEParams(theta, _real(params.output, "params.output", (R, E, N)),
+                            _real(params.router, "params.router", (R, E, D)))
 
 
 def cluster_moe_loss(params: ClusterMoEParams, x, y, *, objective="likelihood", temperature=0.5, balance=0.0,
@@ -59,6 +101,15 @@ def cluster_moe_loss(params: ClusterMoEParams, x, y, *, objective="likelihood", 
     loss : ndarray, shape (n_reps,)
     grads : ClusterMoEParams
         Euclidean gradients (the first layer's are not projected on the sphere).
+
+    Raises
+    ------
+    TypeError
+        If ``params`` is not a :class:`ClusterMoEParams`, an array does not hold real numbers, or
+        ``cluster`` is not an integer array.
+    ValueError
+        If the shapes of ``params``, ``x``, ``y`` and ``cluster`` disagree, an array holds NaN or
+        infinite values, ``cluster`` names no expert, or a setting is out of range.
 
     Notes
     -----
@@ -88,6 +139,20 @@ def cluster_moe_loss(params: ClusterMoEParams, x, y, *, objective="likelihood", 
     """
     check_in(objective, "objective", ("likelihood", "squared"))
     tau = check_float(temperature, "temperature", positive=True)
+    beta = check_float(balance, "balance", minimum=0.0)
+    params = _check_params(params)
+    R, E, _, D = params.first_layer.shape
+    x = _real(x, "x", (R, "batch", D))
+    y = _real(y, "y", x.shape[:2])
+    if x.shape[1] < 1:
+        raise ValueError(f"x must hold at least one sample, got shape {x.shape}")
+    if cluster is not None:
+        cluster = _index(cluster, "cluster", x.shape[:2], E, "the expert of each sample")
+    return _loss(params, x, y, objective, tau, beta, cluster)
+
+
+def _loss(params, x, y, objective, tau, beta, cluster):
+    """:func:`cluster_moe_loss` on checked inputs (the inner step of the training loop)."""
     theta, a, router = params
     n_reps, n_experts, n_neurons, dim = theta.shape
     pre = np.matmul(x, theta.reshape(n_reps, -1, dim).transpose(0, 2, 1)).reshape(n_reps, -1, n_experts, n_neurons)
@@ -117,7 +182,6 @@ def cluster_moe_loss(params: ClusterMoEParams, x, y, *, objective="likelihood", 
         g_logit = g_f * (f_e - f[..., None])
     batch = x.shape[1]
     loss = loss.mean(axis=1)
-    beta = check_float(balance, "balance", minimum=0.0)
     if beta > 0 and logits is not None:
         load = pi.mean(axis=1)  # (R, E)
         loss = loss + beta * n_experts * np.sum(load ** 2, axis=-1)
@@ -145,12 +209,26 @@ def cluster_overlap(first_layer, direction, assignment):
     -------
     ndarray, shape (n_reps, n_clusters)
 
+    Raises
+    ------
+    TypeError
+        If an array does not hold real numbers, or ``assignment`` is not an integer array.
+    ValueError
+        If the shapes disagree, an array holds NaN or infinite values, a neuron or ``direction`` is
+        the zero vector, or ``assignment`` names no expert.
+
     Examples
     --------
     >>> th = np.array([[[[1.0, 0.0]], [[0.6, 0.8]]]])
     >>> cluster_overlap(th, np.array([[0.0, 1.0]]), np.array([[0, 1]]))
     array([[0. , 0.8]])
     """
+    first_layer = _real(first_layer, "first_layer", ("n_reps", "n_experts", "n_neurons", "dim"))
+    R, E, _, D = first_layer.shape
+    direction = _real(direction, "direction", (R, D))
+    assignment = _index(assignment, "assignment", (R, "n_clusters"), E, "the expert of each cluster")
+    if np.any(np.linalg.norm(first_layer, axis=-1) == 0) or np.any(np.linalg.norm(direction, axis=-1) == 0):
+        raise ValueError("first_layer and direction must have non-zero rows (a cosine needs a direction)")
     cos = np.abs(np.einsum("remd,rd->rem", first_layer, direction))
     cos /= np.linalg.norm(first_layer, axis=-1) * np.linalg.norm(direction, axis=-1)[:, None, None]
     return np.take_along_axis(cos.max(axis=-1), assignment, axis=1)
@@ -172,6 +250,16 @@ def routing_accuracy(router, x, cluster, n_experts):
     accuracy : ndarray, shape (n_reps,)
         ``max_perm mean 1[route(x_i) = perm(c_i)]`` (``n_clusters = n_experts <= 8``).
 
+    Raises
+    ------
+    TypeError
+        If an array does not hold real numbers, ``cluster`` is not an integer array, or
+        ``n_experts`` is not an integer.
+    ValueError
+        If ``n_experts`` is not in ``{1, ..., 8}`` or is not the router's number of experts, the
+        shapes disagree, an array holds NaN or infinite values, or ``cluster`` is outside
+        ``{0, ..., n_experts - 1}``.
+
     Examples
     --------
     >>> r = np.array([[[1.0], [-1.0]]])
@@ -179,6 +267,11 @@ def routing_accuracy(router, x, cluster, n_experts):
     >>> assign.tolist(), acc.tolist()
     ([[1, 0]], [1.0])
     """
+    n_experts = check_int(n_experts, "n_experts", maximum=8)       # all n_experts! matchings are scored
+    router = _real(router, "router", ("n_reps", n_experts, "dim"))
+    R, _, D = router.shape
+    x = _real(x, "x", (R, "n_samples", D))
+    cluster = _index(cluster, "cluster", x.shape[:2], n_experts, "one cluster per expert")
     route = np.einsum("red,rnd->rne", router, x).argmax(axis=-1)
     n_reps, n = cluster.shape
     conf = np.zeros((n_reps, n_experts, n_experts))
@@ -240,6 +333,10 @@ def _train(n_experts, dim, n_samples, *, n_clusters, separation, degree, noise, 
     router_lr = check_float(router_lr, "router_lr", minimum=0.0)
     router_scale = check_float(router_scale, "router_scale", minimum=0.0)
     n_reps = check_int(n_reps, "n_reps", minimum=1)
+    check_in(objective, "objective", ("likelihood", "squared"))
+    temperature = check_float(temperature, "temperature", positive=True)
+    balance = check_float(balance, "balance", minimum=0.0)
+    check_array_size((n_reps, n_experts * n_neurons, dim), ("n_reps", "n_clusters", "n_neurons", "dim"))
     data = dict(n_clusters=n_clusters, separation=separation, degree=degree, noise=noise, n_reps=n_reps, seed=seed)
     sample_clustered_single_index(1, dim, **data)  # validates the data arguments before any work
     if n_experts > 1 and n_clusters > 8:
@@ -250,9 +347,8 @@ def _train(n_experts, dim, n_samples, *, n_clusters, separation, degree, noise, 
         chunk = sample_clustered_single_index(min(_CHUNK, n_samples - done), dim, start=done, **data)
         for lo in range(0, chunk.y.shape[1], batch_size):
             sl = slice(lo, lo + batch_size)
-            _, g = cluster_moe_loss(ClusterMoEParams(theta, a, r), chunk.x[:, sl], chunk.y[:, sl],
-                                    objective=objective, temperature=temperature, balance=balance,
-                                    cluster=chunk.cluster[:, sl] if router == "oracle" else None)
+            _, g = _loss(ClusterMoEParams(theta, a, r), chunk.x[:, sl], chunk.y[:, sl], objective, temperature,
+                         balance, chunk.cluster[:, sl] if router == "oracle" else None)
             g_theta = g.first_layer - np.sum(g.first_layer * theta, axis=-1, keepdims=True) * theta
             theta = theta - (lr / dim) * g_theta
             theta /= np.linalg.norm(theta, axis=-1, keepdims=True)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key
 from .._repr import short_repr
-from .._validation import check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int
 from ..sim._variates import normal_array
 
 __all__ = ["ClusteredSample", "cluster_codes", "cluster_signs", "hermite_link", "sample_clustered_single_index"]
@@ -53,6 +53,7 @@ def cluster_codes(n_clusters: int) -> np.ndarray:
     n_bits = n_clusters.bit_length() - 1
     if 1 << n_bits != n_clusters:
         raise ValueError(f"n_clusters must be a power of two (2, 4, 8, ...), got {n_clusters}")
+    check_array_size((n_clusters, n_bits), "n_clusters")
     c = np.arange(n_clusters)[:, None]
     return np.where((c >> np.arange(n_bits)) & 1, -1.0, 1.0)
 
@@ -73,7 +74,8 @@ def hermite_link(t, degree: int):
 
     Parameters
     ----------
-    t : array_like
+    t : array_like of real numbers
+        NaN entries give NaN.
     degree : int
         ``k >= 1``.
 
@@ -81,13 +83,20 @@ def hermite_link(t, degree: int):
     -------
     ndarray, shape of ``t``
 
+    Raises
+    ------
+    TypeError
+        If ``t`` does not hold real numbers or ``degree`` is not an integer.
+    ValueError
+        If ``degree < 1``.
+
     Examples
     --------
     >>> hermite_link(np.array([0.0, 2.0]), 2) * np.sqrt(2)
     array([-1.,  3.])
     """
     degree = check_int(degree, "degree", minimum=1)
-    t = np.asarray(t, dtype=float)
+    t = as_real_array(t, "t", np)
     h_prev, h = np.ones_like(t), t
     for j in range(1, degree):
         h_prev, h = h, t * h - j * h_prev
@@ -261,6 +270,7 @@ def sample_clustered_single_index(n_samples, dim, *, n_clusters=4, separation=2.
     zeta = check_float(noise, "noise", minimum=0.0)
     n_reps = check_int(n_reps, "n_reps", minimum=1)
     start = check_int(start, "start", minimum=0)
+    check_array_size((n_reps, n_samples + 2 * _BLOCK, dim), ("n_reps", "n_samples", "dim"))
     rkeys = replication_keys(seed, n_reps)
     frame = _frame(rkeys, dim, n_bits)
     w, axes = frame[:, 0], frame[:, 1:]

@@ -35,8 +35,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._random import seed_to_uint64
-from .._validation import check_float, check_in, check_int
-from ._moe_links import LINKS, ContaminatedMoEParams, _check_expert, link_derivative, link_value, log_density
+from .._validation import check_array_size, check_float, check_in, check_int
+from ._em import _as_array
+from ._moe_links import (LINKS, ContaminatedMoEParams, _check_expert, _check_params, link_derivative, link_value,
+                         log_density)
 from ._voronoi import ContaminatedMoEErrors
 
 __all__ = ["fisher_information", "asymptotic_parameter_errors"]
@@ -55,6 +57,9 @@ def _trapezoid(half_width, step, log_weight):
     w = np.exp(lw - lw.max())
     return t, w / w.sum()
 
+
+#: Most integrand evaluations :func:`fisher_information` accepts per parameter point (the defaults need about 1.2e9).
+_MAX_NODES = 2**34
 
 #: Standardised response rules of each density (trapezoid; exponentially accurate for the smooth,
 #: rapidly decaying integrands here, and second order at a Laplace centre, which is a node).
@@ -172,18 +177,21 @@ def fisher_information(params, expert, *, link="tanh", x_step=0.2, y_step=0.05):
     y_step = check_float(y_step, "y_step", positive=True)
     if not isinstance(params, ContaminatedMoEParams):
         raise TypeError(f"params must be a ContaminatedMoEParams, got {type(params).__name__}")
-    beta = np.asarray(params.beta, float)
+    beta = _as_array(params.beta, "params.beta", np)[1]
     if beta.ndim != 2:
         raise ValueError(f"params.beta must have shape (n_reps, n_features), got {beta.shape}")
     R, d = beta.shape
+    params = _check_params(params, R, d, np)            # shapes, real and finite values, nu > 0
     expert = _check_expert(expert, d)
     if expert.density not in ("gaussian", "laplace"):
         raise ValueError(f"expert.density must be 'gaussian' or 'laplace' for the quadrature, got "
                          f"{expert.density!r}")
+    # nodes per direction of the span (dimension <= 3) times response nodes per component
+    n_nodes = (int(18.0 / x_step) + 1) ** min(d, 3) * (2 * int(_RULES[expert.density][0] / y_step) + 1)
+    if n_nodes > _MAX_NODES:
+        raise ValueError(f"x_step and y_step too small: the quadrature would evaluate the integrand at {n_nodes:.3g} "
+                         f"nodes per parameter point, more than {_MAX_NODES:.3g}")
     pts = [_point(params, r) for r in range(R)]
-    for _, tau, eta, nu in pts:
-        if not (np.isfinite(tau) and np.all(np.isfinite(eta)) and np.isfinite(nu) and nu > 0):
-            raise ValueError("params must be finite with nu > 0")
     return np.stack([_one(*p, expert, link, x_step, y_step) for p in pts])
 
 
@@ -227,6 +235,13 @@ def asymptotic_parameter_errors(params, expert, n_samples, *, link="tanh", n_dra
     n_draws = check_int(n_draws, "n_draws")
     seed_u = seed_to_uint64(seed)
     info = fisher_information(params, expert, link=link, **quadrature)
+    check_array_size((n_draws, info.shape[0], (info.shape[1] - 2) // 2), ("n_draws", "params"))
+    eig = np.linalg.eigvalsh(info)
+    singular = eig[:, 0] <= 1e-12 * eig[:, -1]
+    if np.any(singular):
+        raise ValueError(f"params: the Fisher information is singular (to the accuracy of the quadrature) at "
+                         f"replication(s) {np.flatnonzero(singular).tolist()}, where the prompt cannot be told "
+                         "from the frozen expert; the MLE has no root-n normal limit there")
     cov = np.linalg.inv(info) / n_samples
     R, P, _ = cov.shape
     d = (P - 2) // 2

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._backend import asnumpy, get_namespace, logsumexp
 from .._repr import short_repr
-from .._validation import as_real_array, check_float, check_in
+from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
 
 __all__ = ["COVARIANCE_TYPES", "EMResult", "GaussianMixtureParams", "e_step", "m_step", "log_likelihood",
            "log_prior_from_labels"]
@@ -195,9 +195,12 @@ def log_prior_from_labels(labels=None, prior=None, *, n_reps, n_samples, n_compo
     >>> np.exp(lp[0]).tolist()
     [[0.0, 1.0], [1.0, 1.0]]
     """
+    n_reps, n_samples = check_int(n_reps, "n_reps"), check_int(n_samples, "n_samples")
+    n_components = check_int(n_components, "n_components")
     if labels is None and prior is None:
         return None
     shape = (n_reps, n_samples, n_components)
+    check_array_size(shape, ("n_reps", "n_samples", "n_components"))
     out = xp.zeros(shape, dtype=xp.float64)
     if prior is not None:
         p = _per_rep(_as_array(prior, "prior", xp)[1], shape, "prior", xp)
@@ -206,7 +209,13 @@ def log_prior_from_labels(labels=None, prior=None, *, n_reps, n_samples, n_compo
         with np.errstate(divide="ignore"):
             out = xp.log(p)
     if labels is not None:
-        lab = labels if hasattr(labels, "dtype") else np.asarray(labels)
+        if hasattr(labels, "dtype"):
+            lab = labels
+        else:
+            try:
+                lab = np.asarray(labels)
+            except ValueError as exc:                                  # ragged nested lists
+                raise TypeError(f"labels must be a (rectangular) array of integers: {exc}") from None
         if lab.dtype.kind not in "iu":
             raise TypeError(f"labels must be integers (-1 for unlabelled), got dtype {lab.dtype}")
         lab = _per_rep(xp.asarray(lab, dtype=xp.int64), shape[:2], "labels", xp)

@@ -38,7 +38,7 @@ import numpy as np
 from .._backend import get_namespace
 from .._random import rep_key, round_key, stream_key, uniform
 from .._repr import short_repr
-from .._validation import check_float, check_in, check_int
+from .._validation import as_real_array, check_float, check_in, check_int
 from ._em import _as_array, _finite
 
 __all__ = ["LINKS", "DENSITIES", "FrozenExpert", "ContaminatedMoEParams", "link_value", "link_derivative",
@@ -65,19 +65,33 @@ def _normal_cdf(z, xp):
     return 0.5 * _special(xp).erfc(-z / _SQRT2)
 
 
+def _real(u, name):
+    """``u`` as a float64 array of its own namespace (NumPy for numbers and lists), refusing non-real data."""
+    if isinstance(u, np.ndarray) and u.dtype == np.float64:          # the fast path of the EM loops
+        return u
+    return as_real_array(u, name)
+
+
 def link_value(u, link):
     r"""The link :math:`\phi(u)` applied elementwise.
 
     Parameters
     ----------
-    u : array
-        Linear scores :math:`\eta^\top x`.
+    u : array_like of real numbers
+        Linear scores :math:`\eta^\top x` (NaN entries give NaN).
     link : {"tanh", "sigmoid", "gelu", "linear"}
         ``"gelu"`` is the exact :math:`u\,\Phi(u)` (:math:`\Phi` the standard normal CDF).
 
     Returns
     -------
     array, the shape of ``u``
+
+    Raises
+    ------
+    TypeError
+        If ``u`` does not hold real numbers (complex, strings, ragged lists).
+    ValueError
+        If ``link`` is not one of :data:`LINKS`.
 
     Examples
     --------
@@ -86,6 +100,7 @@ def link_value(u, link):
     [0.0, 0.8413]
     """
     check_in(link, "link", LINKS)
+    u = _real(u, "u")
     xp = get_namespace(u)
     if link == "tanh":
         return xp.tanh(u)
@@ -99,6 +114,8 @@ def link_value(u, link):
 def link_derivative(u, link):
     r"""The derivative :math:`\phi'(u)` of :func:`link_value`.
 
+    Parameters and errors as in :func:`link_value`.
+
     Examples
     --------
     >>> import numpy as np
@@ -106,6 +123,7 @@ def link_derivative(u, link):
     ([1.0], [0.25])
     """
     check_in(link, "link", LINKS)
+    u = _real(u, "u")
     xp = get_namespace(u)
     if link == "tanh":
         return 1.0 - xp.tanh(u) ** 2
@@ -128,10 +146,10 @@ def log_density(y, loc, nu, density, df=3.0):
 
     Parameters
     ----------
-    y, loc : array
-        Responses and locations (broadcastable).
+    y, loc : array_like of real numbers
+        Responses and locations (broadcastable; NaN entries give NaN).
     nu : float or array
-        Squared scale (the variance for ``"gaussian"``), positive.
+        Squared scale (the variance for ``"gaussian"``), positive and finite, broadcastable with ``y``.
     density : {"laplace", "gaussian", "student_t"}
     df : float
         Degrees of freedom of ``"student_t"`` (ignored otherwise).
@@ -139,6 +157,14 @@ def log_density(y, loc, nu, density, df=3.0):
     Returns
     -------
     array
+
+    Raises
+    ------
+    TypeError
+        If ``y``, ``loc`` or ``nu`` does not hold real numbers.
+    ValueError
+        If ``nu`` is not positive and finite, the shapes do not broadcast, ``density`` is unknown or
+        ``df`` is not positive.
 
     Examples
     --------
@@ -148,7 +174,19 @@ def log_density(y, loc, nu, density, df=3.0):
     """
     check_in(density, "density", DENSITIES)
     df = _check_df(density, df)
+    y, loc = _real(y, "y"), _real(loc, "loc")
     xp = get_namespace(y)
+    if isinstance(nu, (bool, np.bool_, float, int, np.floating, np.integer)):
+        nu = check_float(nu, "nu", positive=True)
+    else:
+        nu = _real(nu, "nu")
+        if not bool(xp.all(xp.isfinite(nu))) or not bool(xp.all(nu > 0)):
+            raise ValueError("nu must be positive and finite (a squared scale)")
+    try:
+        np.broadcast_shapes(tuple(y.shape), tuple(loc.shape), tuple(np.shape(nu)))
+    except ValueError:
+        raise ValueError(f"y, loc and nu must broadcast together, got shapes {tuple(y.shape)}, "
+                         f"{tuple(loc.shape)} and {tuple(np.shape(nu))}") from None
     z2 = (y - loc) ** 2 / nu
     if density == "gaussian":
         return -0.5 * z2 - _LOG_SQRT_2PI - 0.5 * xp.log(nu * xp.ones_like(z2))
@@ -246,10 +284,12 @@ class ContaminatedMoEParams:
     def tile(cls, beta, tau, eta, nu, n_reps):
         """One parameter set (``beta``, ``eta`` of shape (n_features,), scalars ``tau``, ``nu``) repeated."""
         n_reps = check_int(n_reps, "n_reps")
-        b = np.asarray(beta, dtype=float)
-        e = np.asarray(eta, dtype=float)
-        return cls(np.tile(b, (n_reps, 1)), np.full(n_reps, float(tau)), np.tile(e, (n_reps, 1)),
-                   np.full(n_reps, float(nu)))
+        b, e = as_real_array(beta, "beta", np), as_real_array(eta, "eta", np)
+        t, v = as_real_array(tau, "tau", np), as_real_array(nu, "nu", np)
+        if t.ndim or v.ndim:
+            raise ValueError(f"tau and nu must be scalars, got shapes {t.shape} and {v.shape}")
+        return cls(np.tile(b, (n_reps, 1)), np.full(n_reps, float(t)), np.tile(e, (n_reps, 1)),
+                   np.full(n_reps, float(v)))
 
 
 def _check_params(params, n_reps, n_features, xp, name="params"):

@@ -55,7 +55,7 @@ import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
 from .._repr import short_repr
-from .._validation import check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int
 
 __all__ = ["MoETimeModel", "MoETimeFit", "expected_activated_experts", "simulate_activated_experts",
            "acceptance_length", "target_efficiency", "sd_speedup", "fit_moe_time_model"]
@@ -70,7 +70,7 @@ def _check_experts(n_experts, top_k):
 
 
 def _check_tokens(tokens, name="tokens"):
-    t = np.asarray(tokens, dtype=np.float64) if not isinstance(tokens, np.ndarray) else tokens.astype(np.float64)
+    t = as_real_array(tokens, name, np)
     if not np.all(np.isfinite(t)):
         raise ValueError(f"{name} contains NaN or infinite values")
     if np.any(t < 0):
@@ -132,6 +132,8 @@ def simulate_activated_experts(tokens, n_experts, top_k, n_reps, *, seed=0):
     t = check_int(tokens, "tokens", minimum=0)
     E, K = _check_experts(n_experts, top_k)
     R = check_int(n_reps, "n_reps")
+    check_array_size((R, E), ("n_reps", "n_experts"))
+    seed_to_uint64(seed)                                   # refuses a bad seed even when there is nothing to draw
     if t == 0:
         return np.zeros(R, dtype=np.int64)
     rows = np.arange(R)[:, None]
@@ -301,7 +303,7 @@ def fit_moe_time_model(tokens, times, n_experts, top_k) -> MoETimeFit:
 
     E, K = _check_experts(n_experts, top_k)
     t = _check_tokens(tokens)
-    y = np.asarray(times, dtype=np.float64)
+    y = as_real_array(times, "times", np)
     if t.ndim != 1 or y.shape != t.shape:
         raise ValueError(f"tokens and times must be 1-D arrays of the same length, got {t.shape} and {y.shape}")
     if not np.all(np.isfinite(y)):

@@ -18,7 +18,7 @@ from scipy.special import ndtri
 from .._backend import logsumexp
 from .._random import seed_to_uint64
 from .._repr import short_repr
-from .._validation import check_float, check_int
+from .._validation import check_array_size, check_float, check_int
 from ._moe_links import _uniforms
 from ._polynomial_experts import PolyMoEParams, _components, _gauss, poly_moe_log_density
 
@@ -79,6 +79,7 @@ def sample_polynomial_moe(n_samples, truth, *, seed=0, first_rep=0):
         raise TypeError(f"truth must be a PolyMoEParams, got {type(truth).__name__}")
     n = check_int(n_samples, "n_samples")
     R, s = truth.n_reps, truth.gate_weight.shape[-1]
+    check_array_size((R, n, max(s + 2, truth.coef.shape[-1], truth.gate_bias.shape[-1])), ("n_samples", "truth"))
     u = _uniforms(seed_to_uint64(seed), check_int(first_rep, "first_rep", minimum=0), R, n, s + 2)
     X = 2.0 * u[..., :s] - 1.0
     lg, mu = _components(X, truth)
@@ -109,6 +110,7 @@ def sample_smooth_regression(n_samples, n_reps, target, *, seed=0, first_rep=0):
     if not isinstance(target, SmoothRegressionTarget):
         raise TypeError(f"target must be a SmoothRegressionTarget, got {type(target).__name__}")
     n, R, s = check_int(n_samples, "n_samples"), check_int(n_reps, "n_reps"), target.n_features
+    check_array_size((R, n, s + 1), ("n_samples", "n_reps", "target.n_features"))
     u = _uniforms(seed_to_uint64(seed), check_int(first_rep, "first_rep", minimum=0), R, n, s + 1)
     X = 2.0 * u[..., :s] - 1.0
     return X, target.mean(X) + math.sqrt(target.noise_var) * ndtri(u[..., s]), None
@@ -186,6 +188,11 @@ def kl_risk(params, truth, *, n_mc=2000, n_quad=24, seed=0) -> KLRisk:
         raise ValueError(f"truth has {ts} features, params have {s}")
     if isinstance(truth, PolyMoEParams) and truth.n_reps not in (1, R):
         raise ValueError(f"truth must have 1 or {R} replications, got {truth.n_reps}")
+    m_true = 1 if isinstance(truth, SmoothRegressionTarget) else truth.gate_bias.shape[1]
+    m_fit, n_coef = params.gate_bias.shape[1], params.coef.shape[-1]
+    # the quadrature responses against every fitted and true component, and the fitted features
+    check_array_size((R, n_mc, m_true * n_quad, max(m_true, m_fit, n_coef)), ("n_mc", "n_quad", "params"))
+    check_array_size((n_quad, n_quad), "n_quad")                     # the Gauss-Hermite eigenproblem
     u = _uniforms(seed_to_uint64(seed), 0, 1, n_mc, s, salt=_X_STREAM)
     X = np.broadcast_to(2.0 * u - 1.0, (R, n_mc, s))
     lw, mu, var = (np.broadcast_to(a, (R,) + a.shape[1:]) for a in _true_components(X, truth))

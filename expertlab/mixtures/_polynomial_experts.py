@@ -27,7 +27,7 @@ import numpy as np
 from .._backend import logsumexp
 from .._random import LEARNER_STREAM, seed_to_uint64
 from .._repr import short_repr
-from .._validation import check_float, check_in, check_int
+from .._validation import check_array_size, check_float, check_in, check_int
 from ._em import EMResult, _as_array, _finite
 from ._moe_links import _check_xy, _solve, _uniforms
 from ._softmax_moe import _gate_newton
@@ -37,6 +37,8 @@ __all__ = ["PolyMoEParams", "PolyParameterCount", "polynomial_features", "monomi
            "fit_polynomial_moe", "poly_moe_log_density"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+#: Most entries of the exponent table :func:`monomial_exponents` builds.
+_MAX_MONOMIAL_ENTRIES = 2**24
 
 
 def monomial_exponents(n_features, degree):
@@ -48,6 +50,8 @@ def monomial_exponents(n_features, degree):
     [[0, 0], [1, 0], [0, 1], [2, 0], [1, 1], [0, 2]]
     """
     s, k = check_int(n_features, "n_features"), check_int(degree, "degree", minimum=0)
+    # built row by row in Python: a tighter limit than for plain arrays
+    check_array_size((math.comb(s + k, k), s), ("n_features", "degree"), max_elements=_MAX_MONOMIAL_ENTRIES)
     rows = [np.bincount(np.asarray(c, dtype=int), minlength=s) for d in range(k + 1)
             for c in itertools.combinations_with_replacement(range(s), d)]
     return np.asarray(rows, dtype=int).reshape(len(rows), s)
@@ -66,6 +70,14 @@ def polynomial_features(X, degree):
     -------
     ndarray, shape (..., n_samples, J_k), :math:`J_k = \binom{s + k}{k}`; column 0 is the constant.
 
+    Raises
+    ------
+    TypeError
+        If ``X`` does not hold real numbers or ``degree`` is not an integer.
+    ValueError
+        If ``X`` has fewer than two axes, holds NaN or infinite values, or the features would not
+        fit in memory; or ``degree < 0``.
+
     Examples
     --------
     >>> polynomial_features(np.array([[2.0]]), 3).tolist()
@@ -74,7 +86,9 @@ def polynomial_features(X, degree):
     _, X = _as_array(X, "X")
     if X.ndim < 2:
         raise ValueError(f"X must have shape (..., n_samples, n_features), got {tuple(X.shape)}")
+    _finite(X, "X", np)
     E = monomial_exponents(X.shape[-1], degree)
+    check_array_size(tuple(X.shape) + E.shape[:1], ("X", "degree"))
     return np.prod(X[..., None, :] ** E, axis=-1)
 
 

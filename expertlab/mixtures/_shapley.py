@@ -29,7 +29,7 @@ import numpy as np
 
 from .._random import rep_key, seed_to_uint64, uniform
 from .._repr import short_repr
-from .._validation import check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int
 
 __all__ = ["ShapleyResult", "shapley_exact", "shapley_mc", "table_game"]
 
@@ -67,13 +67,13 @@ class ShapleyResult:
 def _check_value(value, n):
     if not callable(value):
         raise TypeError(f"value must be a callable masks (m, n_players) -> (m,), got {type(value).__name__}")
-    probe = np.asarray(value(np.zeros((1, n), dtype=bool)))
+    probe = as_real_array(value(np.zeros((1, n), dtype=bool)), "value(masks)", np)
     if probe.shape != (1,):
         raise ValueError(f"value(masks) must return one value per coalition, shape (m,); got {probe.shape}")
 
 
 def _call(value, masks):
-    out = np.asarray(value(masks), dtype=np.float64)
+    out = as_real_array(value(masks), "value(masks)", np)
     if out.shape != (masks.shape[0],):
         raise ValueError(f"value(masks) returned shape {out.shape}, expected ({masks.shape[0]},)")
     if not np.all(np.isfinite(out)):
@@ -213,11 +213,12 @@ def shapley_mc(value: Callable, n_players: int, n_permutations: int = 200, *, se
         truncation = check_float(truncation, "truncation", minimum=0.0)
     log_w = None
     if proposal is not None:
-        q = np.asarray(proposal, dtype=np.float64)
+        q = as_real_array(proposal, "proposal", np)
         if q.shape != (n,) or not np.all(np.isfinite(q)) or np.any(q <= 0):
             raise ValueError(f"proposal must be {n} positive finite weights, got {q}")
         log_w = np.log(q)
     R = 1 if n_reps is None else check_int(n_reps, "n_reps")
+    check_array_size((R * m, n + 1, n), ("n_permutations", "n_players", "n_reps"))   # the prefix coalitions
     seed_u = seed_to_uint64(seed)
     total = R * m
     perms = _permutations(seed_u, total, n, log_w)
@@ -272,16 +273,23 @@ def table_game(values) -> Callable:
     >>> v(np.array([[True, False], [True, True]])).tolist()
     [1.0, 4.0]
     """
-    table = np.asarray(values, dtype=np.float64)
+    table = as_real_array(values, "values", np)
     n = int(round(math.log2(table.size))) if table.size > 0 else -1
     if table.ndim != 1 or n < 1 or 2 ** n != table.size:
-        raise ValueError(f"values must hold 2**n coalition values for n >= 1 players, got {table.size}")
+        raise ValueError(f"values must hold 2**n coalition values for n >= 1 players, got shape {table.shape}")
     if not np.all(np.isfinite(table)):
         raise ValueError("values must be finite")
     weights = 1 << np.arange(n)
 
     def value(masks):
-        masks = np.asarray(masks, dtype=bool)
+        masks = np.asarray(masks)
+        if masks.dtype.kind not in "biu":
+            raise TypeError(f"masks must be a boolean (or 0/1 integer) array, got dtype {masks.dtype}")
+        if masks.ndim != 2 or masks.shape[1] != n:
+            raise ValueError(f"masks must have shape (m, {n}), one row per coalition of the {n} players, "
+                             f"got {masks.shape}")
+        if masks.dtype.kind != "b" and (np.any(masks < 0) or np.any(masks > 1)):
+            raise ValueError("masks must hold 0/1 (or boolean) entries")
         return table[masks.astype(np.int64) @ weights]
 
     return value

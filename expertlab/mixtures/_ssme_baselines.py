@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._backend import logsumexp
-from .._validation import check_float, check_int
+from .._validation import check_array_size, check_float, check_int
 from ._ssme_estimate import MetricEstimate
 from ._ssme_metrics import METRICS, metric
 from ._ssme_model import alr, check_scores
@@ -137,6 +137,12 @@ def pseudo_labels(probs, labels, *, metrics=METRICS, l2=1.0, n_steps=25, n_bins=
     -------
     MetricEstimate
 
+    Raises
+    ------
+    ValueError
+        Besides the checks of :func:`labeled_only`: if a replication has no labelled point (the
+        regression would have nothing to learn from), or the Newton system cannot be allocated.
+
     Notes
     -----
     Features are the intercept and the concatenated ALR scores; the model is
@@ -157,8 +163,12 @@ def pseudo_labels(probs, labels, *, metrics=METRICS, l2=1.0, n_steps=25, n_bins=
     names = _names(metrics)
     l2 = check_float(l2, "l2", minimum=0.0)
     n_steps = check_int(n_steps, "n_steps")
+    if not np.all(np.any(labels >= 0, axis=1)):
+        raise ValueError("labels must hold at least one labelled point in every replication for pseudo_labels")
+    R, n, M, K = probs.shape
+    n_coef = (1 + M * (K - 1)) * (K - 1)
+    check_array_size((R, n_coef, n_coef), ("probs (n_classifiers, n_classes)",))
     X = _features(probs)
-    K = probs.shape[-1]
     B = fit_logistic(X, np.maximum(labels, 0), (labels >= 0).astype(np.float64), K, l2=l2, n_steps=n_steps)
     eta = np.concatenate([X @ B, np.zeros(X.shape[:2] + (1,))], -1)
     filled = np.where(labels >= 0, labels, np.argmax(eta, axis=-1))
@@ -197,6 +207,8 @@ def majority_vote(probs, labels, *, weighted=False, metrics=METRICS, n_bins=10):
     """
     probs, labels = check_scores(probs, labels)
     names = _names(metrics)
+    if not isinstance(weighted, (bool, np.bool_)):
+        raise TypeError(f"weighted must be a bool, got {type(weighted).__name__}")
     K = probs.shape[-1]
     pred = np.argmax(probs, axis=-1)                                                   # (R, n, M)
     known = (labels >= 0)[..., None]

@@ -65,8 +65,14 @@ def classifier_pool(dataset, *, train_fraction=1 / 3, seed=0, floor=1e-4):
     seed = int(seed_to_uint64(seed) % np.uint64(2**32))
     floor = check_float(floor, "floor", positive=True)
     X, y = getattr(datasets, f"load_{dataset}")(return_X_y=True)
-    if floor * len(np.unique(y)) >= 1:
-        raise ValueError(f"floor must be below 1 / n_classes = {1 / len(np.unique(y)):.3g}, got {floor}")
+    n_classes = len(np.unique(y))
+    if floor * n_classes >= 1:
+        raise ValueError(f"floor must be below 1 / n_classes = {1 / n_classes:.3g}, got {floor}")
+    n_train = int(np.floor(train_fraction * len(y)))      # how train_test_split rounds a fractional train_size
+    if min(n_train, len(y) - n_train) < n_classes:
+        raise ValueError(f"train_fraction={train_fraction} leaves {n_train} of the {len(y)} points of {dataset!r} "
+                         f"for training and {len(y) - n_train} for the pool; each part needs at least one point "
+                         f"of each of the {n_classes} classes")
     X_tr, X_ev, y_tr, y_ev = train_test_split(X, y, train_size=train_fraction, random_state=seed, stratify=y)
     models = [make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000)), GaussianNB(),
               DecisionTreeClassifier(max_depth=3, random_state=seed),

@@ -15,8 +15,8 @@ import numpy as np
 
 from .._random import rep_key, round_key, seed_to_uint64, uniform
 from .._repr import short_repr
-from .._validation import check_in, check_int
-from ._ssme_metrics import METRICS, metric
+from .._validation import as_real_array, check_array_size, check_in, check_int
+from ._ssme_metrics import METRICS, check_probs, metric
 
 __all__ = ["MetricEstimate", "draw_labels", "estimate_metrics"]
 
@@ -43,6 +43,15 @@ class MetricEstimate:
     n_draws: int = 1
 
 
+def _check_posterior(posterior):
+    post = as_real_array(posterior, "posterior", np)
+    if post.ndim != 3 or min(post.shape) < 1:
+        raise ValueError(f"posterior must have shape (n_reps, n_samples, n_classes), got {post.shape}")
+    if not np.all(np.isfinite(post)) or np.any(post < 0) or np.any(np.abs(post.sum(-1) - 1) > 1e-6):
+        raise ValueError("posterior rows must lie on the simplex (finite, non-negative, summing to 1)")
+    return post
+
+
 def draw_labels(posterior, labels, *, n_draws, seed=0, rep_ids=None):
     r"""Draw labels of the unlabelled points from their posterior; labelled points keep theirs.
 
@@ -61,6 +70,14 @@ def draw_labels(posterior, labels, *, n_draws, seed=0, rep_ids=None):
     -------
     ndarray of int, shape (n_reps, n_draws, n_samples)
 
+    Raises
+    ------
+    TypeError
+        If ``posterior`` does not hold real numbers, or ``labels`` or ``rep_ids`` are not integers.
+    ValueError
+        If ``posterior`` rows are not on the simplex, ``labels`` lie outside ``{-1, ..., n_classes - 1}``,
+        ``rep_ids`` are negative, the shapes disagree, or the draws cannot be allocated.
+
     Notes
     -----
     Draw :math:`s` of point :math:`i` in replication :math:`r` inverts the
@@ -76,16 +93,28 @@ def draw_labels(posterior, labels, *, n_draws, seed=0, rep_ids=None):
     >>> d[0, :, :2].tolist()
     [[1, 1], [1, 1], [1, 1], [1, 1]]
     """
-    post = np.asarray(posterior, dtype=np.float64)
+    post = _check_posterior(posterior)
     labels = np.asarray(labels)
     n_draws = check_int(n_draws, "n_draws")
-    if post.ndim != 3 or labels.shape != post.shape[:2]:
-        raise ValueError(f"posterior must have shape (n_reps, n_samples, n_classes) and labels (n_reps, n_samples), "
-                         f"got {post.shape} and {labels.shape}")
-    R, n, _ = post.shape
-    reps = np.arange(R, dtype=np.uint64) if rep_ids is None else np.asarray(rep_ids).astype(np.uint64)
-    if reps.shape != (R,):
-        raise ValueError(f"rep_ids must have shape ({R},), got {reps.shape}")
+    if labels.dtype.kind not in "iu":
+        raise TypeError(f"labels must be integers (-1 for unlabelled), got dtype {labels.dtype}")
+    if labels.shape != post.shape[:2]:
+        raise ValueError(f"labels must have shape {post.shape[:2]} (n_reps, n_samples), got {labels.shape}")
+    R, n, K = post.shape
+    if np.any(labels < -1) or np.any(labels >= K):
+        raise ValueError(f"labels must lie in {{-1, 0, ..., {K - 1}}} (-1 = unlabelled)")
+    check_array_size((R, n_draws, n), ("n_draws", "posterior"))
+    if rep_ids is None:
+        reps = np.arange(R, dtype=np.uint64)
+    else:
+        reps = np.asarray(rep_ids)
+        if reps.dtype.kind not in "iu":
+            raise TypeError(f"rep_ids must be integers, got dtype {reps.dtype}")
+        if reps.shape != (R,):
+            raise ValueError(f"rep_ids must have shape ({R},), got {reps.shape}")
+        if np.any(reps < 0):
+            raise ValueError("rep_ids must be non-negative")
+        reps = reps.astype(np.uint64)
     seeds = np.full(R, seed_to_uint64(seed), dtype=np.uint64)
     keys = round_key(rep_key(seeds, reps)[:, None], np.arange(n_draws, dtype=np.uint64)[None, :])   # (R, S)
     u = uniform(keys[..., None], np.arange(n, dtype=np.uint64)[None, None, :])                       # (R, S, n)
@@ -147,15 +176,13 @@ def estimate_metrics(probs, labels, posterior, *, metrics=METRICS, n_draws=100, 
         raise ValueError("metrics must name at least one metric")
     for m in names:
         check_in(m, "metrics", METRICS)
-    probs = np.asarray(probs, dtype=np.float64)
+    probs = check_probs(probs)
     if probs.ndim != 4:
         raise ValueError(f"probs must have shape (n_reps, n_samples, n_classifiers, n_classes), got {probs.shape}")
-    post = np.asarray(posterior, dtype=np.float64)
+    post = _check_posterior(posterior)
     R, n, _, K = probs.shape
     if post.shape != (R, n, K):
         raise ValueError(f"posterior must have shape {(R, n, K)}, got {post.shape}")
-    if not np.all(np.isfinite(post)) or np.any(post < 0) or np.any(np.abs(post.sum(-1) - 1) > 1e-6):
-        raise ValueError("posterior rows must lie on the simplex")
     draws = draw_labels(post, labels, n_draws=n_draws, seed=seed, rep_ids=rep_ids)       # (R, S, n)
     per_clf = np.swapaxes(probs, 1, 2)[:, None]                                        # (R, 1, M, n, K)
     est, spread = {}, {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_in, check_int
+from .._validation import as_real_array, check_array_size, check_in, check_int
 
 __all__ = ["METRICS", "check_probs", "accuracy", "roc_auc", "average_precision", "expected_calibration_error",
            "top_label_calibration_error", "metric"]
@@ -64,7 +64,7 @@ def _check(labels, probs, sample_weight):
     if sample_weight is None:
         w = np.ones(labels.shape, dtype=np.float64)
     else:
-        w = np.asarray(sample_weight, dtype=np.float64)
+        w = as_real_array(sample_weight, "sample_weight", np)
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError("sample_weight must be finite and non-negative")
         try:
@@ -141,6 +141,7 @@ def _calibration(labels, probs, sample_weight, n_bins, top_label):
     bins = np.clip(np.ceil(conf * n_bins).astype(np.int64) - 1, 0, n_bins - 1)   # (i/B, (i+1)/B]
     group = pred * n_bins + bins if top_label else bins
     G = probs.shape[-1] * n_bins if top_label else n_bins
+    check_array_size(np.broadcast_shapes(labels.shape, w.shape) + (G,), "n_bins")
     onehot = (group[..., None] == np.arange(G)).astype(np.float64)                 # (..., n, G)
     correct = (pred == labels).astype(np.float64)
     wc = (w * correct)[..., None, :]

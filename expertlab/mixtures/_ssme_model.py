@@ -75,13 +75,26 @@ def alr(probs, *, eps=1e-12):
 def alr_inverse(z):
     """Inverse of :func:`alr`: ``(..., n_classes - 1)`` log-ratios to ``(..., n_classes)`` probabilities.
 
+    ``-inf`` is a log-ratio of a class of probability 0.
+
+    Raises
+    ------
+    TypeError
+        If ``z`` does not hold real numbers.
+    ValueError
+        If ``z`` has no axis or an empty last axis, or holds NaN or ``+inf``.
+
     Examples
     --------
     >>> import numpy as np
     >>> np.round(alr_inverse(alr(np.array([0.2, 0.3, 0.5]))), 12).tolist()
     [0.2, 0.3, 0.5]
     """
-    z = np.asarray(z, dtype=np.float64)
+    z = as_real_array(z, "z", np)
+    if z.ndim < 1 or z.shape[-1] < 1:
+        raise ValueError(f"z must have shape (..., n_classes - 1) with n_classes >= 2, got {z.shape}")
+    if np.any(np.isnan(z)) or np.any(z == np.inf):
+        raise ValueError("z must not contain NaN or +inf (a log-ratio of -inf is a class of probability 0)")
     full = np.concatenate([z, np.zeros(z.shape[:-1] + (1,))], axis=-1)
     return np.exp(full - logsumexp(full, axis=-1)[..., None])
 

@@ -26,13 +26,14 @@ index), so that the losses do not depend on the order of the fitted atoms.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import numpy as np
 
 from .._backend import get_namespace, logsumexp
 from .._random import seed_to_uint64
 from .._repr import short_repr
-from .._validation import check_int
+from .._validation import as_real_array, check_float, check_int
 from ._moe_links import ContaminatedMoEParams, _check_params, _uniforms, density_quantile, log_density
 from ._em import _as_array
 
@@ -72,7 +73,7 @@ class SoftmaxMoEParams:
 def _check(p, name):
     if not isinstance(p, SoftmaxMoEParams):
         raise TypeError(f"{name} must be a SoftmaxMoEParams, got {type(p).__name__}")
-    arrs = [np.asarray(getattr(p, f), dtype=float) for f in
+    arrs = [as_real_array(getattr(p, f), f"{name}.{f}", np) for f in
             ("gate_bias", "gate_weight", "expert_weight", "expert_bias", "variance")]
     b0 = arrs[0]
     if b0.ndim not in (1, 2) or b0.shape[-1] < 1:
@@ -304,11 +305,12 @@ def voronoi_loss_overfit(fitted, true, *, r_bar=None):
     0.25
     """
     f, t, batched = _pair(fitted, true)
+    if r_bar is not None and not isinstance(r_bar, Mapping):
+        raise TypeError(f"r_bar must be a dict from cell sizes to exponents, got {type(r_bar).__name__}")
     table = dict(R_BAR if r_bar is None else r_bar)
     for m, r in table.items():
         check_int(m, "r_bar key", minimum=2)
-        if not np.isfinite(r) or r <= 0:
-            raise ValueError(f"r_bar[{m}] must be a positive number, got {r!r}")
+        check_float(r, f"r_bar[{m}]", positive=True)
     cells = _cells(f, t)
     mass, w, dev, size = _terms(f, t, cells)
     too_big = sorted({int(s) for s in np.unique(size) if s >= 2 and int(s) not in table})
@@ -364,8 +366,11 @@ def parameter_errors(params, truth) -> ContaminatedMoEErrors:
     """
     if not isinstance(truth, ContaminatedMoEParams):
         raise TypeError(f"truth must be a ContaminatedMoEParams, got {type(truth).__name__}")
-    R, D = np.shape(truth.beta)
-    xp = get_namespace(_as_array(truth.beta, "truth.beta")[1])
+    beta = _as_array(truth.beta, "truth.beta")[1]
+    if beta.ndim != 2:
+        raise ValueError(f"truth.beta must have shape (n_reps, n_features), got {tuple(beta.shape)}")
+    R, D = beta.shape
+    xp = get_namespace(beta)
     truth = _check_params(truth, R, D, xp, name="truth")
     params = _check_params(params, R, D, xp)
     with np.errstate(over="ignore"):              # a gate driven to the boundary has an infinite error
