@@ -225,3 +225,17 @@ def test_learner_record_refuses_malformed_fields():
                            (dict(doc=3), TypeError, "doc")]:
         with pytest.raises(exc, match=word):
             sim.Learner(**(fine | bad))
+
+
+def test_rate_claim_and_checkpoints_refuse_bad_values():
+    base = dict(name="test.bad", quantity="regret", variable="T", law="power", predicted=0.5, tolerance=0.1,
+                source="test")
+    for bad, word in [(dict(law="cubic"), "law"), (dict(tolerance=-0.1), "tolerance"), (dict(level=1.5), "level"),
+                      (dict(predicted=float("nan")), "predicted")]:
+        with pytest.raises(ValueError, match=word):
+            sim.RateClaim(**(base | bad))
+    with pytest.raises(ValueError, match="checkpoints"):
+        sim.check_checkpoints([0], 10)
+    with pytest.raises(ValueError, match="checkpoints"):
+        sim.check_checkpoints([3, 11], 10)
+    assert sim.check_checkpoints([10, 3], 10).tolist() == [3, 10]
