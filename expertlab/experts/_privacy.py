@@ -92,6 +92,8 @@ def _pos(x, name):
 def laplace_epsilon(sensitivity: float, scale: float) -> float:
     """:math:`\\varepsilon = \\Delta / b` of the Laplace mechanism (``scale = inf``: 0)."""
     sensitivity = check_float(sensitivity, "sensitivity", minimum=0.0)
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a real number (inf allowed), got {type(scale).__name__} {scale!r}")
     scale = float(scale)
     if not scale > 0:
         raise ValueError(f"scale must be > 0, got {scale!r}")
