@@ -12,13 +12,22 @@ receive no probability.
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 import numpy as np
 
 from .._backend import asnumpy, get_namespace
-from .._validation import check_awake, check_losses, check_int
+from .._validation import as_real_array, check_awake, check_losses, check_int
 
-__all__ = ["instant_regret", "masked_softmax", "normalise", "check_round", "check_init"]
+__all__ = ["instant_regret", "masked_softmax", "normalise", "check_round", "check_init", "check_record"]
+
+
+def check_record(name, params) -> None:
+    """Check the ``name`` (a str) and ``params`` (a mapping) every environment record of this family carries."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__} {name!r}")
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping, got {type(params).__name__}")
 
 
 def check_init(n_reps, spec):
@@ -97,10 +106,10 @@ def _check_prior(prior):
         return None
     if isinstance(prior, (str, bytes)) or not hasattr(prior, "__len__") and not hasattr(prior, "shape"):
         raise TypeError(f"prior must be a 1-D array of weights on the simplex, got {type(prior).__name__}")
-    try:
-        arr = np.asarray(asnumpy(prior), dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"prior must be a 1-D array of real weights, got {prior!r}") from exc
+    # complex, string and ragged priors are refused, not coerced
+    if hasattr(prior, "shape") and hasattr(prior, "dtype"):
+        prior = asnumpy(prior)  # a CuPy array comes to the host
+    arr = as_real_array(prior, "prior", xp=np)
     if arr.ndim != 1 or arr.size < 1:
         raise ValueError(f"prior must be a non-empty 1-D array, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):

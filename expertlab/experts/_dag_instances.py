@@ -7,16 +7,27 @@ function of its arguments.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from .._validation import check_float, check_int
+from .._validation import check_array_size, check_float, check_int
 from ._dag_search import SearchDAG, search_dag
 
 __all__ = ["random_out_forest", "random_series_parallel", "random_dag"]
 
 
+def _rng(seed) -> np.random.Generator:
+    """``default_rng(SeedSequence(seed))`` for an int ``seed >= 0``, or ``default_rng(seed)`` for a SeedSequence."""
+    if not isinstance(seed, np.random.SeedSequence):
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+            raise TypeError(f"seed must be a non-negative int or a numpy SeedSequence, got {type(seed).__name__} "
+                            f"{seed!r}")
+        seed = np.random.SeedSequence(check_int(seed, "seed", minimum=0))
+    return np.random.default_rng(seed)
+
+
 def _law(rng, n, absent):
-    absent = check_float(absent, "absent", minimum=0.0, maximum=0.99)
     mu = rng.exponential(size=n) ** 2
     return (1.0 - absent) * mu / mu.sum(), rng.uniform(0.5, 2.0, size=n)
 
@@ -44,8 +55,10 @@ def random_out_forest(n_nodes: int, n_roots: int = 1, absent: float = 0.2, seed=
     (True, 0.8)
     """
     n_nodes = check_int(n_nodes, "n_nodes")
+    check_array_size((n_nodes,), "n_nodes")
     n_roots = check_int(n_roots, "n_roots", maximum=n_nodes)
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    absent = check_float(absent, "absent", minimum=0.0, maximum=0.99)
+    rng = _rng(seed)
     parents = [[] if v < n_roots else [int(rng.integers(v))] for v in range(n_nodes)]
     mu, c = _law(rng, n_nodes, absent)
     return search_dag(parents, mu, c, name=f"out_forest(n={n_nodes}, roots={n_roots})")
@@ -76,8 +89,10 @@ def random_series_parallel(n_nodes: int, p_series: float = 0.5, absent: float = 
     (7, 7)
     """
     n_nodes = check_int(n_nodes, "n_nodes")
+    check_array_size((n_nodes, n_nodes), "n_nodes")  # a series merge may add an edge between any two nodes
     p_series = check_float(p_series, "p_series", minimum=0.0, maximum=1.0)
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    absent = check_float(absent, "absent", minimum=0.0, maximum=0.99)
+    rng = _rng(seed)
     parents = [set() for _ in range(n_nodes)]
     comps = [({v}, {v}, {v}) for v in range(n_nodes)]         # (nodes, sources, sinks)
     while len(comps) > 1:
@@ -115,8 +130,10 @@ def random_dag(n_nodes: int, edge_prob: float = 0.3, absent: float = 0.2, seed=0
     (0, 1, 2, 3)
     """
     n_nodes = check_int(n_nodes, "n_nodes")
+    check_array_size((n_nodes, n_nodes), "n_nodes")  # the uniforms of the edges
     edge_prob = check_float(edge_prob, "edge_prob", minimum=0.0, maximum=1.0)
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    absent = check_float(absent, "absent", minimum=0.0, maximum=0.99)
+    rng = _rng(seed)
     edges = np.triu(rng.uniform(size=(n_nodes, n_nodes)) < edge_prob, k=1)
     mu, c = _law(rng, n_nodes, absent)
     return search_dag([np.flatnonzero(edges[:, v]).tolist() for v in range(n_nodes)], mu, c,

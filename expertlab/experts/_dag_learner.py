@@ -38,15 +38,18 @@ import numpy as np
 from numba import njit, prange
 
 from .._random import round_key, stream_key, uniform
-from .._validation import check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int
 from ..sim._engine import register_fast_path, replication_keys
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
+from ._common import check_record
 from ._dag_order import best_plans, ideal_table
 from ._dag_search import SearchDAG, brute_force_search, greedy_search
 
 __all__ = ["SearchStream", "SearchOutcome", "SearchState", "search_stream", "dag_greedy", "dag_optimistic"]
 
 _HIDER_STREAM = np.uint64(0x8A5CD789635D2DFF)
+#: Most nodes a stream's DAG may have: plans are checked with int64 bitmasks (as brute force requires too).
+_MAX_NODES = 62
 
 
 class SearchOutcome(NamedTuple):
@@ -132,6 +135,30 @@ class SearchStream(Environment):
     params: Mapping[str, Any]
 
     default_metrics = ("found", "cost", "regret", "found_within_budget")
+
+    def __post_init__(self):
+        check_record(self.name, self.params)
+        if not isinstance(self.dag, SearchDAG):
+            raise TypeError(f"dag must be a SearchDAG, got {type(self.dag).__name__}")
+        n = self.dag.n_nodes
+        if n > _MAX_NODES:
+            raise ValueError(f"dag has {n} nodes; a search stream checks plans with int64 bitmasks, so at most "
+                             f"{_MAX_NODES}")
+        budget = check_float(self.budget, "budget", positive=True)
+        budgets = np.array(as_real_array(self.budgets, "budgets", xp=np), dtype=np.float64)
+        if (budgets.ndim != 1 or budgets.size < 1 or not np.all(np.isfinite(budgets)) or budgets[0] <= 0
+                or np.any(np.diff(budgets) <= 0) or budgets[-1] != budget):
+            raise ValueError(f"budgets must be a finite, positive, increasing 1-D array ending at budget={budget}, "
+                             f"got {budgets!r}")
+        rate = check_float(self.optimal_rate, "optimal_rate", positive=True)
+        cum_prob = np.array(as_real_array(self.cum_prob, "cum_prob", xp=np), dtype=np.float64)
+        if cum_prob.shape != (n,) or not np.allclose(cum_prob, np.cumsum(self.dag.prob), rtol=0.0, atol=1e-12):
+            raise ValueError(f"cum_prob must be the cumulative sum of dag.prob, shape ({n},)")
+        budgets.flags.writeable = False
+        cum_prob.flags.writeable = False
+        for field, value in (("budget", budget), ("budgets", budgets), ("optimal_rate", rate),
+                             ("cum_prob", cum_prob)):
+            object.__setattr__(self, field, value)
 
     @property
     def spec(self) -> EnvSpec:
@@ -257,6 +284,7 @@ def search_stream(dag: SearchDAG, budget: float = 1000.0, n_budgets: int = 20) -
         raise TypeError(f"dag must be a SearchDAG, got {type(dag).__name__}")
     budget = check_float(budget, "budget", positive=True)
     n_budgets = check_int(n_budgets, "n_budgets", minimum=2)
+    check_array_size((n_budgets,), "n_budgets")
     cost = np.asarray(dag.cost)
     lo = max(budget / 1000.0, float(cost.min()))
     budgets = np.unique(np.geomspace(min(lo, budget), budget, n_budgets))
@@ -264,7 +292,11 @@ def search_stream(dag: SearchDAG, budget: float = 1000.0, n_budgets: int = 20) -
     budgets.flags.writeable = False
     cum_prob = np.cumsum(np.asarray(dag.prob))
     cum_prob.flags.writeable = False
-    r_star = float(brute_force_search(dag).rate)
+    try:
+        r_star = float(brute_force_search(dag).rate)
+    except ValueError as err:  # too many nodes or initial sets for the exact optimal rate
+        raise ValueError(f"dag is too large for search_stream, which computes the optimal rate by brute force: "
+                         f"{err}") from None
     return SearchStream("search_stream", dag, budget, budgets, r_star, cum_prob,
                         dict(dag=dag.name, n_nodes=dag.n_nodes, budget=budget, n_budgets=n_budgets))
 

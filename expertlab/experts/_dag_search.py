@@ -25,7 +25,7 @@ import dataclasses
 import numpy as np
 
 from .._repr import short_repr
-from .._validation import check_int
+from .._validation import as_real_array, check_int
 from ._dag_order import best_plans, density_blocks, ideal_table, topological_order
 
 __all__ = ["SearchDAG", "SearchPlan", "search_dag", "plan_value", "greedy_search", "brute_force_search"]
@@ -35,6 +35,10 @@ __all__ = ["SearchDAG", "SearchPlan", "search_dag", "plan_value", "greedy_search
 @dataclasses.dataclass(frozen=True, eq=False)
 class SearchDAG:
     """A hider distribution on a DAG with search costs (build it with :func:`search_dag`).
+
+    Constructing it checks the arguments as :func:`search_dag` documents:
+    ``parents`` becomes a tuple of sorted tuples, ``prob`` and ``cost``
+    read-only float64 copies.
 
     Attributes
     ----------
@@ -46,12 +50,45 @@ class SearchDAG:
     cost : ndarray, shape (n_nodes,)
         :math:`c_v > 0`, the cost of searching ``v``.
     name : str
+
+    Raises
+    ------
+    TypeError
+        If ``parents`` is not a sequence of sequences of int, ``prob`` or
+        ``cost`` does not hold real numbers, or ``name`` is not a str.
+    ValueError
+        If ``parents`` is empty, names a node out of range or the node
+        itself, or has a directed cycle; if ``prob`` or ``cost`` has the
+        wrong shape or a NaN or infinite entry; if ``prob`` is negative
+        somewhere, sums to more than 1 or is all zero; if ``cost`` is not
+        positive.
     """
 
     parents: tuple
     prob: np.ndarray
     cost: np.ndarray
     name: str = "dag"
+
+    def __post_init__(self):
+        par = _check_parents(self.parents)
+        n = len(par)
+        p = _vector(self.prob, "prob", n)
+        c = _vector(self.cost, "cost", n)
+        if np.any(p < 0):
+            raise ValueError("prob must be non-negative")
+        if p.sum() > 1.0 + 1e-9:
+            raise ValueError(f"prob must sum to at most 1 (the rest is the hider's absence), got {p.sum():.6g}")
+        if p.sum() <= 0.0:
+            raise ValueError("prob must have a positive entry: a hider that is never present is never found")
+        if np.any(c <= 0):
+            raise ValueError("cost must be positive")
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__} {self.name!r}")
+        p.setflags(write=False)
+        c.setflags(write=False)
+        object.__setattr__(self, "parents", par)
+        object.__setattr__(self, "prob", p)
+        object.__setattr__(self, "cost", c)
 
     @property
     def n_nodes(self) -> int:
@@ -76,12 +113,22 @@ def search_dag(parents, prob, cost, name: str = "dag") -> SearchDAG:
     -------
     SearchDAG
 
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`SearchDAG` documents, naming the argument at fault.
+
     Examples
     --------
     >>> dag = search_dag([[], [0], [0]], [0.1, 0.5, 0.2], [1.0, 1.0, 2.0])
     >>> dag.n_nodes, dag.parents
     (3, ((), (0,), (0,)))
     """
+    return SearchDAG(parents, prob, cost, name)
+
+
+def _check_parents(parents) -> tuple:
+    """``parents`` as a tuple of sorted tuples of node indices, checked to describe a DAG."""
     if isinstance(parents, (str, bytes)) or not hasattr(parents, "__len__"):
         raise TypeError(f"parents must be a sequence of parent lists, got {type(parents).__name__}")
     n = len(parents)
@@ -89,6 +136,8 @@ def search_dag(parents, prob, cost, name: str = "dag") -> SearchDAG:
         raise ValueError("parents must describe at least one node")
     par = []
     for v, pv in enumerate(parents):
+        if isinstance(pv, (str, bytes)) or not hasattr(pv, "__iter__"):
+            raise TypeError(f"parents[{v}] must be a sequence of node indices, got {type(pv).__name__}")
         try:
             pv = tuple(sorted({int(check_int(u, f"parents[{v}]", minimum=0, maximum=n - 1)) for u in pv}))
         except TypeError as err:
@@ -99,28 +148,12 @@ def search_dag(parents, prob, cost, name: str = "dag") -> SearchDAG:
     par = tuple(par)
     if topological_order(par) is None:
         raise ValueError("parents describe a graph with a directed cycle; expected a DAG")
-    p = _vector(prob, "prob", n)
-    c = _vector(cost, "cost", n)
-    if np.any(p < 0):
-        raise ValueError("prob must be non-negative")
-    if p.sum() > 1.0 + 1e-9:
-        raise ValueError(f"prob must sum to at most 1 (the rest is the hider's absence), got {p.sum():.6g}")
-    if p.sum() <= 0.0:
-        raise ValueError("prob must have a positive entry: a hider that is never present is never found")
-    if np.any(c <= 0):
-        raise ValueError("cost must be positive")
-    p.setflags(write=False)
-    c.setflags(write=False)
-    return SearchDAG(par, p, c, str(name))
+    return par
 
 
 def _vector(a, name, n):
-    if isinstance(a, (str, bytes)):
-        raise TypeError(f"{name} must be an array of shape ({n},), got a string")
-    try:
-        arr = np.array(a, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be an array of real numbers of shape ({n},)") from None
+    """``a`` as a new finite float64 vector of shape ``(n,)`` (complex, string and ragged input refused)."""
+    arr = np.array(as_real_array(a, name, xp=np), dtype=np.float64)
     if arr.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},) (one entry per node), got {arr.shape}")
     if not np.all(np.isfinite(arr)):

@@ -36,10 +36,11 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from .._random import uniform
-from .._validation import check_float, check_in, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
 from ..sim._losses import FullFeedback
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
 from ._adanormalhedge import adanormalhedge
+from ._common import check_record
 
 __all__ = ["GroupRegression", "GroupContext", "GroupFeedback", "GroupPrediction", "GroupwiseState",
            "groupwise", "pooled_regression", "intersecting_groups", "linear_grid", "GROUP_NAMES",
@@ -114,7 +115,8 @@ def _draw(env, keys):
 class GroupRegression(Environment):
     r"""Contexts in :math:`[-1, 1]^d` (first coordinate 1), two binary attributes, linear labels per cell.
 
-    Build it with :func:`intersecting_groups`.  ``betas[c]`` is the model of
+    Build it with :func:`intersecting_groups`; constructing it directly runs the
+    same checks of ``dim``, ``betas``, ``noise`` and ``hypotheses``.  ``betas[c]`` is the model of
     cell ``c = 2 a1 + a2``; a label is ``betas[c] @ x + noise * (2u - 1)``,
     bounded by ``y_max = 1 + noise``.  Losses are square losses scaled to
     [0, 1]: :math:`\ell(\hat y, y) = (\hat y - y)^2 / (4 Y^2)`.
@@ -154,6 +156,22 @@ class GroupRegression(Environment):
     params: Mapping[str, Any]
 
     groups = GROUP_NAMES
+
+    def __post_init__(self):
+        check_record(self.name, self.params)
+        dim = check_int(self.dim, "dim", minimum=2)
+        # the least-squares comparator and the ridge learners keep a (dim, dim) matrix per group
+        check_array_size((len(GROUP_NAMES), dim, dim), "dim")
+        B = np.array(as_real_array(self.betas, "betas", xp=np), dtype=np.float64)
+        if B.shape != (4, dim) or not np.all(np.isfinite(B)):
+            raise ValueError(f"betas must be a finite array of shape (4, {dim}), got {B.shape}")
+        if np.any(np.abs(B).sum(axis=1) > 1.0 + 1e-12):
+            raise ValueError("betas: every cell model needs ||beta_c||_1 <= 1 (so that |beta_c . x| <= 1)")
+        B.flags.writeable = False
+        H = None if self.hypotheses is None else _check_hypotheses(self.hypotheses, dim)
+        for field, value in (("dim", dim), ("betas", B), ("noise", check_float(self.noise, "noise", minimum=0.0)),
+                             ("hypotheses", H)):
+            object.__setattr__(self, field, value)
 
     @property
     def y_max(self) -> float:
@@ -249,10 +267,11 @@ def intersecting_groups(dim: int = 3, *, models: str = "a1", noise: float = 0.5,
     ((4, 3), 1.5, 'group_regression')
     """
     dim = check_int(dim, "dim", minimum=2)
+    check_array_size((len(GROUP_NAMES), dim, dim), "dim")
     noise = check_float(noise, "noise", minimum=0.0)
+    check_in(models, "models", ("a1", "cells"))
     custom = betas is not None
     if not custom:
-        check_in(models, "models", ("a1", "cells"))
         base = np.zeros((4, dim))
         if models == "a1":
             base[[0, 1], 0], base[[0, 1], 1] = 0.4, 0.5     # a1 = 0
@@ -260,17 +279,11 @@ def intersecting_groups(dim: int = 3, *, models: str = "a1", noise: float = 0.5,
         else:
             base[:, :2] = [(0.5, 0.5), (-0.5, 0.25), (0.0, -0.5), (0.5, -0.5)]
         betas = base
-    B = np.array(betas, dtype=np.float64)
-    if B.shape != (4, dim) or not np.all(np.isfinite(B)):
-        raise ValueError(f"betas must be a finite array of shape (4, {dim}), got {B.shape}")
-    if np.any(np.abs(B).sum(axis=1) > 1.0 + 1e-12):
-        raise ValueError("every cell model needs ||beta_c||_1 <= 1 (so that |beta_c . x| <= 1)")
-    B.flags.writeable = False
     H = None if hypotheses is None else _check_hypotheses(hypotheses, dim)
     params = dict(dim=dim, models="custom" if custom else models, noise=noise)
     if H is not None:
         params["hypotheses"] = H
-    return GroupRegression("intersecting_groups", dim, B, noise, H, params)
+    return GroupRegression("intersecting_groups", dim, betas, noise, H, params)
 
 
 def linear_grid(dim: int, *, step: float = 0.1, radius: float = 0.5) -> np.ndarray:
@@ -304,7 +317,7 @@ def linear_grid(dim: int, *, step: float = 0.1, radius: float = 0.5) -> np.ndarr
 
 
 def _check_hypotheses(hypotheses, dim):
-    H = np.array(hypotheses, dtype=np.float64)
+    H = np.array(as_real_array(hypotheses, "hypotheses", xp=np), dtype=np.float64)
     if H.ndim != 2 or H.shape[1] != dim or H.shape[0] < 1 or not np.all(np.isfinite(H)):
         raise ValueError(f"hypotheses must be a finite array of shape (n_class, {dim}) with n_class >= 1, "
                          f"got shape {H.shape}")

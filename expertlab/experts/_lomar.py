@@ -33,8 +33,9 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from .._random import round_key, stream_key, uniform
-from .._validation import check_float, check_in, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
+from ._common import check_record
 
 __all__ = ["BipartiteArrivals", "Arrival", "Match", "MatchFeedback", "LOMARState", "lomar", "matching_proposer",
            "random_bipartite", "fixed_bipartite", "PROPOSERS", "MATCHING_EXPERTS"]
@@ -174,7 +175,9 @@ class _MatchingState(NamedTuple):
 class BipartiteArrivals(Environment):
     r"""Offline nodes, a sequence of arrivals and an expert run alone on them.
 
-    Build it with :func:`random_bipartite` or :func:`fixed_bipartite`.
+    Build it with :func:`random_bipartite` or :func:`fixed_bipartite`, or directly
+    with a weights function of your own (the sizes, ``w_max``, ``expert`` and
+    ``threshold`` are checked as those factories check them).
     ``weights(keys, t) -> (n_reps, n_offline)`` gives round ``t``'s weights
     of every replication from the round's environment keys; ``w_max`` bounds
     every weight.  ``expert`` (with ``threshold``) is the expert algorithm of
@@ -209,6 +212,20 @@ class BipartiteArrivals(Environment):
     params: Mapping[str, Any]
 
     default_metrics = ("reward", "expert_reward")
+
+    def __post_init__(self):
+        check_record(self.name, self.params)
+        n_off = check_int(self.n_offline, "n_offline")
+        n_on = check_int(self.n_online, "n_online")
+        check_array_size((n_off,), "n_offline")
+        if not callable(self.weights):
+            raise TypeError(f"weights must be a callable weights(keys, t) -> (n_reps, n_offline), got "
+                            f"{type(self.weights).__name__}")
+        expert, threshold = _check_expert(self.expert, self.threshold)
+        for field, value in (("n_offline", n_off), ("n_online", n_on),
+                             ("w_max", check_float(self.w_max, "w_max", positive=True)),
+                             ("expert", expert), ("threshold", threshold)):
+            object.__setattr__(self, field, value)
 
     @property
     def spec(self) -> EnvSpec:
@@ -349,6 +366,7 @@ def random_bipartite(n_offline: int, n_online: int, edge_prob: float = 0.5, w_ma
     ((3, 4), True, 6)
     """
     n_offline = check_int(n_offline, "n_offline")
+    check_array_size((n_offline,), "n_offline")
     n_online = check_int(n_online, "n_online")
     edge_prob = check_float(edge_prob, "edge_prob", minimum=0.0, maximum=1.0)
     if edge_prob == 0.0:
@@ -390,7 +408,7 @@ def fixed_bipartite(weights, w_max: float | None = None, *, expert: str = "greed
     >>> fixed_bipartite([[1.0, 0.0], [0.5, 0.5]]).n_online
     2
     """
-    W = np.array(weights, dtype=np.float64)
+    W = np.array(as_real_array(weights, "weights", xp=np), dtype=np.float64)
     if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
         raise ValueError(f"weights must have shape (n_online, n_offline), got {W.shape}")
     if not np.all(np.isfinite(W)) or np.any(W < 0):

@@ -22,10 +22,10 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from .. import _random
-from .._validation import check_int, check_losses
+from .._validation import check_array_size, check_int, check_losses
 from ..sim._losses import FullFeedback
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
-from ._common import check_init
+from ._common import check_init, check_record
 from ._memory_bounded import _n_new, _refill
 
 __all__ = ["AdaptiveAdversary", "AttackState", "recent_plays_attack", "memory_adaptive", "MemoryAdaptiveState"]
@@ -53,7 +53,9 @@ class AttackState(NamedTuple):
 class AdaptiveAdversary(Environment):
     r"""An adaptive adversary (feedback ``"full"``): fair coins, loss 1 on the learner's last ``window`` plays.
 
-    Built by :func:`recent_plays_attack`.  The learner's action is the
+    Built by :func:`recent_plays_attack`; constructing it checks ``n_experts >= 2`` and
+    ``1 <= window <= n_experts`` (a ``ValueError`` or ``TypeError`` naming the
+    argument otherwise).  The learner's action is the
     ``(n_reps, n_experts)`` distribution ``p`` it plays (one-hot for a
     learner that picks an expert); the environment draws the played expert
     :math:`I_t` from ``p`` (a uniform of its own key stream, inverse CDF, so
@@ -82,6 +84,13 @@ class AdaptiveAdversary(Environment):
     params: Mapping[str, Any]
 
     default_metrics = ("regret", "hits")
+
+    def __post_init__(self):
+        check_record(self.name, self.params)
+        n = check_int(self.n_experts, "n_experts", minimum=2)
+        check_array_size((n,), "n_experts")
+        object.__setattr__(self, "n_experts", n)
+        object.__setattr__(self, "window", check_int(self.window, "window", minimum=1, maximum=n))
 
     @property
     def spec(self) -> EnvSpec:

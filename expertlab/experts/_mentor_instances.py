@@ -36,8 +36,9 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from .._random import stream_key, uniform
-from .._validation import check_float, check_in
+from .._validation import as_real_array, check_float, check_in, check_int
 from ..sim._protocol import EnvSpec, Environment, Metric
+from ._common import check_record
 
 __all__ = ["ThresholdMentor", "MentorAction", "MentorFeedback", "threshold_mentor", "INPUT_KINDS"]
 
@@ -76,6 +77,10 @@ class MentorFeedback(NamedTuple):
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class ThresholdMentor(Environment):
     r"""A threshold mentor on [0, 1], its payoff and its input sequence (build it with :func:`threshold_mentor`).
+
+    Constructing it directly (with an input function of your own) checks
+    ``threshold`` in [0, 1], ``lipschitz > 0`` and ``n_inputs`` (``None`` or
+    an int >= 1) as :func:`threshold_mentor` does.
 
     ``inputs(keys, t) -> (n_reps,)`` gives round ``t``'s input of every
     replication from the round's environment keys; ``n_inputs`` is the
@@ -121,6 +126,16 @@ class ThresholdMentor(Environment):
 
     default_metrics = ("queries", "query_rate", "mistakes", "log_product", "multiplicative_regret",
                        "additive_regret", "catastrophe")
+
+    def __post_init__(self):
+        check_record(self.name, self.params)
+        if not callable(self.inputs):
+            raise TypeError(f"inputs must be a callable inputs(keys, t) -> (n_reps,), got {type(self.inputs).__name__}")
+        n_inputs = None if self.n_inputs is None else check_int(self.n_inputs, "n_inputs")
+        for field, value in (("threshold", check_float(self.threshold, "threshold", minimum=0.0, maximum=1.0)),
+                             ("lipschitz", check_float(self.lipschitz, "lipschitz", positive=True)),
+                             ("n_inputs", n_inputs)):
+            object.__setattr__(self, field, value)
 
     @property
     def spec(self) -> EnvSpec:
@@ -298,7 +313,7 @@ def threshold_mentor(threshold: float = 0.5, lipschitz: float = 1.0, inputs="iid
                 return np.full(keys.shape[0], x)
         name = f"threshold_mentor_{kind}"
     else:
-        seq = np.array(inputs, dtype=np.float64)
+        seq = np.array(as_real_array(inputs, "inputs", xp=np), dtype=np.float64)
         if seq.ndim != 1 or seq.size < 1:
             raise ValueError(f"inputs must be a name in {INPUT_KINDS} or a 1-D array of inputs, got shape "
                              f"{seq.shape}")

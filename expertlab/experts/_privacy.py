@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 
 import numpy as np
 
@@ -72,10 +73,18 @@ class PrivacyCost:
     delta: float = 0.0
 
     def __post_init__(self):
-        eps = float(self.epsilon)
-        if math.isnan(eps) or eps < 0:
-            raise ValueError(f"epsilon must be >= 0 (inf allowed), got {self.epsilon!r}")
-        check_float(self.delta, "delta", minimum=0.0, maximum=1.0)
+        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_float(self.delta, "delta", minimum=0.0, maximum=1.0))
+
+
+def _check_epsilon(epsilon) -> float:
+    """``epsilon`` as a float in ``[0, inf]`` (``inf``: no privacy)."""
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"epsilon must be a real number (inf allowed), got {type(epsilon).__name__} {epsilon!r}")
+    eps = float(epsilon)
+    if math.isnan(eps) or eps < 0:
+        raise ValueError(f"epsilon must be >= 0 (inf allowed), got {epsilon!r}")
+    return eps
 
 
 def _pos(x, name):
@@ -85,6 +94,8 @@ def _pos(x, name):
 def laplace_epsilon(sensitivity: float, scale: float) -> float:
     """:math:`\\varepsilon = \\Delta / b` of the Laplace mechanism (``scale = inf``: 0)."""
     sensitivity = check_float(sensitivity, "sensitivity", minimum=0.0)
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a real number (inf allowed), got {type(scale).__name__} {scale!r}")
     scale = float(scale)
     if not scale > 0:
         raise ValueError(f"scale must be > 0, got {scale!r}")
@@ -247,9 +258,7 @@ def privacy_audit(outputs_a, outputs_b, epsilon: float, *, level: float = 0.99) 
     for name, v in (("outputs_a", a), ("outputs_b", b)):
         if v.ndim != 1 or v.size < 1 or not np.issubdtype(v.dtype, np.integer):
             raise ValueError(f"{name} must be a non-empty 1-D integer array, got {v.dtype} of shape {v.shape}")
-    epsilon = float(epsilon)
-    if math.isnan(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+    epsilon = _check_epsilon(epsilon)
     level = check_float(level, "level", minimum=0.5, maximum=0.999999)
     outcomes, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
     ca = np.bincount(inv[: a.size], minlength=outcomes.size)

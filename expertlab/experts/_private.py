@@ -26,7 +26,7 @@ from .. import _random
 from .._validation import check_float, check_int
 from ..sim._protocol import Learner
 from ._private_baselines import NoisyFTPLState, TreeFTRLState, noisy_ftpl, tree_ftrl
-from ._private_run import (_budget, _laplace, _no_awake, _one_hot, _round, _start, _total,
+from ._private_run import (_budget, _check_horizon, _laplace, _no_awake, _one_hot, _round, _start, _total,
                            audit_private, privacy_cost, realizable)
 from ._privacy import PrivacyCost, exponential_mechanism_epsilon, per_step_epsilon, sparse_vector_epsilon
 
@@ -151,7 +151,7 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
     (4.0, True)
     """
     eps, dlt = _budget(epsilon, delta)
-    horizon = check_int(horizon, "horizon")
+    horizon = _check_horizon(horizon)
     if max_switches is not None:
         max_switches = check_int(max_switches, "max_switches")
     if threshold is not None:

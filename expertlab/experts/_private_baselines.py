@@ -12,9 +12,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _random
-from .._validation import check_int
 from ..sim._protocol import Learner
-from ._private_run import _budget, _laplace, _no_awake, _one_hot, _round, _start, _total
+from ._private_run import _budget, _check_horizon, _laplace, _no_awake, _one_hot, _round, _start, _total
 from ._privacy import PrivacyCost, per_step_epsilon, report_noisy_max_epsilon, tree_mechanism_epsilon
 
 __all__ = ["noisy_ftpl", "NoisyFTPLState", "tree_ftrl", "TreeFTRLState"]
@@ -77,7 +76,7 @@ def noisy_ftpl(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.
     (1.0, True)
     """
     eps, dlt = _budget(epsilon, delta)
-    horizon = check_int(horizon, "horizon")
+    horizon = _check_horizon(horizon)
     params = {"epsilon": eps, "horizon": horizon, "delta": dlt}
     b = _ftpl_scale(params)
     name = "noisy_ftpl"
@@ -171,7 +170,7 @@ def tree_ftrl(epsilon: float = 1.0, horizon: int = 10_000) -> Learner:
     (2.0, 1.4)
     """
     eps, _ = _budget(epsilon, 0.0)
-    horizon = check_int(horizon, "horizon")
+    horizon = _check_horizon(horizon)
     levels = horizon.bit_length()
     params = {"epsilon": eps, "horizon": horizon}
     name = "tree_ftrl"

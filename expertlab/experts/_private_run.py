@@ -39,13 +39,14 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .._validation import check_float, check_int, check_losses
+from .._validation import as_real_array, check_float, check_int, check_losses
+from ..sim._engine import _MAX_HORIZON
 from ..sim._engine import run as _sim_run
 from ..sim._losses import LossSequence
 from ..sim._protocol import Learner, Metric
 from ._common import check_init
 from ._privacy import PrivacyCost, compose_advanced, compose_basic
-from .instances import _bernoulli_loss, _bernoulli_mean, loss_matrix
+from .instances import _bernoulli_loss, _bernoulli_mean, _check_n_experts, loss_matrix
 
 __all__ = ["privacy_cost", "audit_private", "realizable"]
 
@@ -63,6 +64,12 @@ def _accountants() -> Mapping[str, Callable[[Mapping, int, int], PrivacyCost]]:
 def _laplace(u, scale):
     """Laplace(0, scale) by inverse CDF of ``u`` in (0, 1)."""
     return np.where(u < 0.5, scale * np.log(2.0 * u), -scale * np.log(2.0 * (1.0 - u)))
+
+
+def _check_horizon(horizon) -> int:
+    """``horizon`` as an int in ``[1, 2**62]``, the range :func:`expertlab.sim.run` accepts (the accountants'
+    float arithmetic overflows far beyond it)."""
+    return check_int(horizon, "horizon", maximum=_MAX_HORIZON)
 
 
 def _budget(epsilon, delta):
@@ -198,7 +205,7 @@ def privacy_cost(learner: Learner, env, horizon: int) -> PrivacyCost:
         n = int(env.spec.n_actions)
     else:
         raise TypeError(f"env must be an experts environment or the number of experts, got {type(env).__name__}")
-    horizon = check_int(horizon, "horizon")
+    horizon = _check_horizon(horizon)
     return accountants[learner.name](learner.params, n, horizon)
 
 
@@ -213,7 +220,7 @@ def realizable(n_experts: int = 8, p: float = 0.5, best: int = 0) -> LossSequenc
     >>> float(sim.run(hedge(), inst, horizon=50, n_reps=3, seed=0).final["expert_regret"][:, 0].max()) >= 0
     True
     """
-    n = check_int(n_experts, "n_experts", minimum=2)
+    n = _check_n_experts(n_experts, minimum=2)
     p = check_float(p, "p", minimum=0.0, maximum=1.0)
     best = check_int(best, "best", minimum=0, maximum=n - 1)
     probs = np.full(n, p)
@@ -280,8 +287,8 @@ def audit_private(learner: Learner, losses_a, losses_b, n_reps: int = 100_000, s
 
     if not isinstance(learner, Learner):
         raise TypeError(f"learner must be a full-information Learner, got {type(learner).__name__}")
-    a = np.asarray(losses_a, dtype=np.float64)
-    b = np.asarray(losses_b, dtype=np.float64)
+    a = np.asarray(as_real_array(losses_a, "losses_a", xp=np), dtype=np.float64)
+    b = np.asarray(as_real_array(losses_b, "losses_b", xp=np), dtype=np.float64)
     if a.ndim != 2 or a.shape != b.shape:
         raise ValueError(f"losses_a and losses_b must be 2-D arrays of the same shape, got {a.shape} and {b.shape}")
     horizon, n = a.shape

@@ -29,9 +29,10 @@ from .._repr import short_repr
 from .._validation import check_float, check_int
 from ..sim._losses import LossSequence
 from ..sim._protocol import Learner
-from ._private_run import _budget, _laplace, _no_awake, _one_hot, _round, _start
+from ._private_run import _budget, _check_horizon, _laplace, _no_awake, _one_hot, _round, _start
 from ._privacy import (PrivacyCost, compose_advanced, compose_basic, exponential_mechanism_epsilon, per_step_epsilon,
                        sparse_vector_epsilon)
+from .instances import _check_n_experts
 
 __all__ = ["small_loss_experts", "small_loss_schedule", "SmallLossSchedule", "SmallLossState", "small_loss_instance"]
 
@@ -101,7 +102,7 @@ def small_loss_schedule(n_experts: int, epsilon: float = 1.0, horizon: int = 10_
     """
     eps, dlt = _budget(epsilon, delta)
     n_experts = check_int(n_experts, "n_experts")
-    horizon = check_int(horizon, "horizon")
+    horizon = _check_horizon(horizon)
     if max_switches is not None:
         max_switches = check_int(max_switches, "max_switches")
     if threshold is not None:
@@ -112,7 +113,10 @@ def small_loss_schedule(n_experts: int, epsilon: float = 1.0, horizon: int = 10_
         return per_step_epsilon(eps / (j * (j + 1)), k, dlt / (j * (j + 1)))
 
     base = threshold if threshold is not None else 8.0 / e0(1) * math.log(2.0 * horizon * k)
-    n_phases = 1 + max(0, math.ceil(math.log2(horizon / base)))  # the first with 2^(P-1) base >= T
+    ratio = horizon / base
+    # the first P with 2^(P-1) base >= T (a tiny threshold overflows the ratio: take the difference of logs)
+    doublings = math.log2(ratio) if math.isfinite(ratio) else math.log2(horizon) - math.log2(base)
+    n_phases = 1 + max(0, math.ceil(doublings))
     ph = np.arange(n_phases + 2, dtype=np.float64)
     ph[0] = 1.0  # unused slot
     e = np.array([e0(j) for j in ph])
@@ -121,7 +125,7 @@ def small_loss_schedule(n_experts: int, epsilon: float = 1.0, horizon: int = 10_
         margin = b2 * math.log(2.0 * horizon * k)
         tau = margin + (2.0 ** (ph - 1.0) - 1.0) * base
     else:
-        tau = base * 2.0 ** (ph - 1.0)
+        tau = np.ldexp(base, ph.astype(np.int64) - 1)  # base 2^(k-1), exact where 2.0 ** (k-1) would overflow
     return SmallLossSchedule(k, n_phases, b1, b2, eta, tau)
 
 
@@ -243,7 +247,7 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
     (True, True)
     """
     eps, dlt = _budget(epsilon, delta)
-    horizon = check_int(horizon, "horizon")
+    horizon = _check_horizon(horizon)
     if max_switches is not None:
         max_switches = check_int(max_switches, "max_switches")
     if threshold is not None:
@@ -376,7 +380,7 @@ def small_loss_instance(n_experts: int = 8, p: float = 0.5, *, best_loss: int = 
     >>> [inst.loss(inst.data, key, t, np.arange(3)[None, :])[0].tolist() for t in range(3)]
     [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     """
-    n = check_int(n_experts, "n_experts", minimum=2)
+    n = _check_n_experts(n_experts, minimum=2)
     p = check_float(p, "p", minimum=0.0, maximum=1.0)
     best_loss = check_int(best_loss, "best_loss", minimum=0)
     best = check_int(best, "best", minimum=0, maximum=n - 1)

@@ -139,6 +139,13 @@ def _anti_expected_regret(horizon: int) -> float:
 # factories
 
 
+def _check_n_experts(n_experts, minimum: int = 1) -> int:
+    """``n_experts`` as an int, refused when a run could not allocate its ``(n_reps, n_experts)`` losses."""
+    n = check_int(n_experts, "n_experts", minimum=minimum)
+    check_array_size((n,), "n_experts")
+    return n
+
+
 def fair_coins(n_experts: int = 10) -> LossSequence:
     """Independent fair-coin losses: ``l_{t,i} ~ Bernoulli(1/2)`` iid.
 
@@ -146,7 +153,7 @@ def fair_coins(n_experts: int = 10) -> LossSequence:
     *every* learner equals :func:`fair_coins_expected_regret` exactly: the
     instance checks the simulation engine, not the learner.
     """
-    n = check_int(n_experts, "n_experts")
+    n = _check_n_experts(n_experts)
     return LossSequence(
         name="fair_coins",
         n_experts=n,
@@ -176,7 +183,7 @@ def anti_correlated() -> LossSequence:
 
 def iid_uniform(n_experts: int = 10) -> LossSequence:
     """Losses iid uniform on [0, 1] for every expert and round."""
-    n = check_int(n_experts, "n_experts")
+    n = _check_n_experts(n_experts)
     return LossSequence(name="iid_uniform", n_experts=n, loss=_uniform_loss, data=(np.zeros(1),),
                     params={"n_experts": n})
 
@@ -186,9 +193,10 @@ def iid_bernoulli(means) -> LossSequence:
 
     The expected losses are known, so runs also report the ``pseudo_regret``.
     """
-    means = np.ascontiguousarray(as_real_array(means, "means"), dtype=np.float64)
-    if means.ndim != 1 or means.size < 1:
+    means = as_real_array(means, "means")
+    if means.ndim != 1 or means.size < 1:  # before ascontiguousarray, which makes a scalar 1-D
         raise ValueError(f"means must be a non-empty 1-D array, got shape {means.shape}")
+    means = np.ascontiguousarray(means, dtype=np.float64)
     if not np.all(np.isfinite(means)) or np.any(means < 0) or np.any(means > 1):
         raise ValueError("means must lie in [0, 1]")
     return LossSequence(name="iid_bernoulli", n_experts=int(means.size), loss=_bernoulli_loss,
@@ -201,7 +209,7 @@ def needle(n_experts: int = 10, gap: float = 0.1) -> LossSequence:
     Expert 0 has Bernoulli(1/2 - gap) losses, the others Bernoulli(1/2).
     ``gap = 0.5`` gives a perfect expert (``L* = 0``), the easy case of AdaHedge.
     """
-    n = check_int(n_experts, "n_experts")
+    n = _check_n_experts(n_experts)
     gap = check_float(gap, "gap", minimum=0.0, maximum=0.5)
     means = np.full(n, 0.5)
     means[0] = 0.5 - gap
@@ -216,7 +224,7 @@ def piecewise_best(n_experts: int = 10, period: int = 1000, gap: float = 0.2) ->
     losses and the others Bernoulli(1/2); ``b`` is the comparator sequence of
     the tracking regret (``T / period - 1`` switches over ``T`` rounds).
     """
-    n = check_int(n_experts, "n_experts")
+    n = _check_n_experts(n_experts)
     period = check_int(period, "period")
     gap = check_float(gap, "gap", minimum=0.0, maximum=0.5)
     return LossSequence(
