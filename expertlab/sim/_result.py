@@ -44,7 +44,9 @@ class RunResult:
         Per-replication values at the end of the run (for procedures with a
         stopping time: ``stopping_time``, ``stopped`` and ``answer``).
     wall_time : float
-        Seconds spent in the time loop.
+        Seconds spent in the time loop (compiling a compiled path's kernel,
+        or loading it from the disk cache, happens before and is not
+        counted).
     """
 
     learner: str
