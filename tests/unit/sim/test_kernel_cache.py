@@ -125,12 +125,18 @@ def _cache(drive, body, kind="full"):
 
 @pytest.fixture(autouse=True)
 def _forget_generated_modules():
-    """A generated module is imported once per process; each test starts without those of the others."""
-    before = set(sys.modules)
+    """A generated module is imported once per process: each test starts without any (earlier tests of the
+    process may have imported the same ones) and the others get theirs back afterwards."""
+    def generated():
+        return {k: v for k, v in sys.modules.items() if k.startswith("_expertlab_kernel_")}
+
+    saved = generated()
+    for name in saved:
+        del sys.modules[name]
     yield
-    for name in set(sys.modules) - before:
-        if name.startswith("_expertlab_kernel_"):
-            del sys.modules[name]
+    for name in generated():
+        del sys.modules[name]
+    sys.modules.update(saved)
 
 
 @pytest.fixture
