@@ -28,7 +28,6 @@ import inspect
 import numbers
 
 import numpy as np
-from scipy.sparse import issparse
 
 from ._validation import as_real_array
 
@@ -252,7 +251,7 @@ class EstimatorMixin:
         ValueError
             If ``X`` is not 2-D, is empty, holds NaN or infinity, or (``fitted``) has another number of features.
         """
-        if issparse(X):
+        if type(X).__module__.startswith("scipy.sparse"):  # a sparse matrix, without importing scipy.sparse
             raise TypeError(f"X is a sparse {type(X).__name__}; {type(self).__name__} needs a dense array "
                             "(X.toarray())")
         X = as_real_array(X, "X", np)

@@ -18,7 +18,6 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
 from .._repr import short_repr
 from .._validation import check_float, check_in, check_int
@@ -133,6 +132,8 @@ def aux_loss(logits, k: int = 1) -> AuxLossResult:
     z = _scores_3d(logits, "logits")
     n_tokens, n_experts = z.shape[-2:]
     k = _check_k(k, n_experts)
+    from scipy.special import logsumexp  # imported here: scipy is slow to import
+
     p = np.exp(z - logsumexp(z, axis=-1, keepdims=True))
     f = top_k_route(z, k=k).mean(axis=-2, dtype=np.float64)
     mean_p = p.mean(axis=-2)
@@ -377,6 +378,8 @@ def sinkhorn_route(scores, k: int = 1, *, n_iter: int = 1000, temperature: float
     n_iter = check_int(n_iter, "n_iter", minimum=1)
     temperature = check_float(temperature, "temperature", positive=True)
     tol = check_float(tol, "tol", minimum=0.0)
+    from scipy.special import logsumexp  # imported here: scipy is slow to import
+
     a = s / temperature
     log_k = math.log(k)
     log_c = math.log(n_tokens * k / n_experts)

@@ -15,8 +15,6 @@ import dataclasses
 import importlib.util
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linear_sum_assignment, linprog
 
 from .._validation import check_in
 from ._problem import AssignmentProblem
@@ -277,6 +275,8 @@ def _integral_result(problem, x, method, message):
 
 
 def _constraint_matrices(n_tokens, n_experts):
+    import scipy.sparse as sp  # imported here (and scipy.optimize below): scipy is slow to import
+
     rows = sp.kron(sp.eye(n_tokens, format="csr"), np.ones((1, n_experts)), format="csr")
     cols = sp.kron(np.ones((1, n_tokens)), sp.eye(n_experts, format="csr"), format="csr")
     return rows, cols
@@ -286,6 +286,8 @@ def _highs_primal(problem):
     s, k, cap = problem.scores, problem.k, problem.capacity
     n_tokens, n_experts = s.shape
     a_eq, a_ub = _constraint_matrices(n_tokens, n_experts)
+    from scipy.optimize import linprog
+
     res = linprog(-s.ravel(), A_ub=a_ub, b_ub=cap, A_eq=a_eq, b_eq=np.full(n_tokens, float(k)),
                   bounds=(0.0, 1.0), method="highs")
     if res.status != 0:
@@ -326,6 +328,8 @@ def _solve_assignment(problem):
     n_tokens, n_experts = s.shape
     reps = np.minimum(problem.capacity, n_tokens).astype(np.int64)
     cols = np.repeat(np.arange(n_experts), reps)
+    from scipy.optimize import linear_sum_assignment
+
     row, col = linear_sum_assignment(s[:, cols], maximize=True)
     x = np.zeros((n_tokens, n_experts), dtype=np.int8)
     x[row, cols[col]] = 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba.extending import register_jitable
-from scipy import stats
 
 from .._backend import get_namespace
 from .._validation import check_float, check_int
@@ -107,6 +106,27 @@ def explore_then_commit(m=10) -> Learner:
                    params={"m": m}, kernel=kernel)
 
 
+def _binom_pmf(m: int, mu: float) -> np.ndarray:
+    """``P(Bin(m, mu) = k)`` for ``k = 0 .. m`` (without SciPy, which is slow to import).
+
+    Ratios of consecutive probabilities, ``p_{k+1} / p_k = (m - k) mu / ((k + 1)(1 - mu))``,
+    multiplied outwards from the mode ``floor((m + 1) mu)`` (where every
+    factor is at most 1, so nothing overflows and far tails underflow to 0),
+    then normalised; a point mass at ``mu`` in {0, 1}.
+    """
+    if mu == 0.0 or mu == 1.0:
+        out = np.zeros(m + 1)
+        out[0 if mu == 0.0 else m] = 1.0
+        return out
+    r = mu / (1.0 - mu)
+    mode = min(m, int((m + 1) * mu))
+    up = np.arange(mode, m, dtype=np.float64)  # k = mode .. m - 1
+    down = np.arange(mode, 0, -1, dtype=np.float64)  # k = mode .. 1
+    w = np.concatenate([np.cumprod(down / ((m - down + 1.0) * r))[::-1], [1.0],
+                        np.cumprod((m - up) / (up + 1.0) * r)])
+    return w / w.sum()
+
+
 def etc_expected_regret(mu0, mu1, m, horizon) -> float:
     r"""Exact expected regret of :func:`explore_then_commit` on two Bernoulli arms.
 
@@ -127,8 +147,8 @@ def etc_expected_regret(mu0, mu1, m, horizon) -> float:
     m = check_int(m, "m")
     T = check_int(horizon, "horizon", minimum=2 * m)
     k = np.arange(m + 1)
-    p0 = stats.binom.pmf(k, m, mu0)
-    p1 = stats.binom.pmf(k, m, mu1)
+    p0 = _binom_pmf(m, mu0)
+    p1 = _binom_pmf(m, mu1)
     p_commit0 = float(np.sum(p0[:, None] * p1[None, :] * (k[:, None] >= k[None, :])))
     gap = abs(mu1 - mu0)
     p_wrong = p_commit0 if mu1 > mu0 else 1.0 - p_commit0

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.fft import dct
 
 from .._backend import logsumexp
 from .._validation import as_real_array, check_in, check_int
@@ -240,6 +239,8 @@ def isj_bandwidth(x, *, sample_weight=None, n_grid=1024, n_bisect=32):
     idx = np.clip(np.floor((xf - g_lo[:, None]) / length[:, None] * n_grid).astype(np.int64), 0, n_grid - 1)
     idx = idx + (np.arange(B) * n_grid)[:, None]
     hist = np.bincount(idx.ravel(), weights=wf.ravel(), minlength=B * n_grid).reshape(B, n_grid)
+    from scipy.fft import dct  # imported here: scipy is slow to import
+
     a = dct(hist, type=2, axis=-1)[:, 1:] / 2.0
     k2 = np.arange(1, n_grid, dtype=np.float64) ** 2
     a2 = {s: k2 ** s * (a * a) for s in range(2, 8)}

@@ -13,7 +13,6 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.special import ndtri
 
 from .._backend import logsumexp
 from .._random import seed_to_uint64
@@ -86,6 +85,8 @@ def sample_polynomial_moe(n_samples, truth, *, seed=0, first_rep=0):
     z = np.sum(np.cumsum(np.exp(lg), axis=-1) < u[..., s:s + 1], axis=-1)
     z = np.minimum(z, lg.shape[-1] - 1)
     sd = np.sqrt(np.take_along_axis(np.broadcast_to(truth.variance[:, None, :], mu.shape), z[..., None], -1)[..., 0])
+    from scipy.special import ndtri  # imported here: scipy is slow to import
+
     y = np.take_along_axis(mu, z[..., None], -1)[..., 0] + sd * ndtri(u[..., s + 1])
     return X, y, z
 
@@ -113,6 +114,8 @@ def sample_smooth_regression(n_samples, n_reps, target, *, seed=0, first_rep=0):
     check_array_size((R, n, s + 1), ("n_samples", "n_reps", "target.n_features"))
     u = _uniforms(seed_to_uint64(seed), check_int(first_rep, "first_rep", minimum=0), R, n, s + 1)
     X = 2.0 * u[..., :s] - 1.0
+    from scipy.special import ndtri  # imported here: scipy is slow to import
+
     return X, target.mean(X) + math.sqrt(target.noise_var) * ndtri(u[..., s]), None
 
 

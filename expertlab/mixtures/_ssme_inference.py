@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy.special import ndtri
 
 from .._backend import logsumexp
 from .._repr import short_repr
@@ -218,5 +217,7 @@ def ppi_accuracy(probs, labels, *, predictor=None, alpha=0.1):
     mf, vf = mean_var(f, wu, n_u)
     md, vd = mean_var(c - f, wl, n_l)
     est = mf + md
+    from scipy.special import ndtri  # imported here: scipy is slow to import
+
     half = ndtri(1 - alpha / 2) * np.sqrt(vd / n_l[:, None] + vf / n_u[:, None])
     return PPIResult(est, est - half, est + half, alpha)

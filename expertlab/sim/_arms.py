@@ -297,35 +297,49 @@ def _supports(learner, env) -> bool:
 
 def _driver(backend):
     def drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
-        from . import _bandit_kernels
-
-        spec = learner.kernel
-        K, n_ck = env.n_arms, ckpts.size
-        outs = {
-            "regret": np.zeros((n_ck, n_reps)),
-            "reward": np.zeros((n_ck, n_reps)),
-            "expected_regret": np.zeros((n_ck, n_reps)),
-            "realised_regret": np.zeros((n_ck, n_reps)) if env.adversarial else np.zeros((1, 1)),
-            "dynamic_regret": np.zeros((n_ck, n_reps)) if not env.stationary else np.zeros((1, 1)),
-        }
-        pulls = np.zeros((n_reps, K), dtype=np.int64)
-        fn = (_bandit_kernels.numba_driver if backend == "numba" else _bandit_kernels.cuda_driver)(spec, env)
-        prm = np.ascontiguousarray(spec.params, dtype=np.float64)
-        data = tuple(np.ascontiguousarray(asnumpy(a)) for a in env.data)
-        fn(prm, data, seed_u, np.int64(rep_offset), np.int64(horizon), ckpts, np.int64(K), outs["regret"],
-           outs["reward"], outs["expected_regret"], outs["realised_regret"], outs["dynamic_regret"], pulls)
-        if not spec.randomised:
-            del outs["expected_regret"]
-        if not env.adversarial:
-            del outs["realised_regret"]
-        if env.stationary:
-            del outs["dynamic_regret"]
-        return outs, {"pulls": pulls}
+        return _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts)
 
     return drive
 
 
+def _prepare(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+    """Compile (or load from the disk cache) the Numba driver for the run's argument types.
+
+    A call with no replications: the driver is typed and compiled exactly as
+    for the run, and its loop runs zero times.
+    """
+    _launch("numba", learner, env, horizon, 0, seed_u, rep_offset, ckpts)
+
+
+def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+    from . import _bandit_kernels
+
+    spec = learner.kernel
+    K, n_ck = env.n_arms, ckpts.size
+    outs = {
+        "regret": np.zeros((n_ck, n_reps)),
+        "reward": np.zeros((n_ck, n_reps)),
+        "expected_regret": np.zeros((n_ck, n_reps)),
+        "realised_regret": np.zeros((n_ck, n_reps)) if env.adversarial else np.zeros((1, 1)),
+        "dynamic_regret": np.zeros((n_ck, n_reps)) if not env.stationary else np.zeros((1, 1)),
+    }
+    pulls = np.zeros((n_reps, K), dtype=np.int64)
+    fn = (_bandit_kernels.numba_driver if backend == "numba" else _bandit_kernels.cuda_driver)(spec, env)
+    prm = np.ascontiguousarray(spec.params, dtype=np.float64)
+    data = tuple(np.ascontiguousarray(asnumpy(a)) for a in env.data)
+    fn(prm, data, seed_u, np.int64(rep_offset), np.int64(horizon), ckpts, np.int64(K), outs["regret"],
+       outs["reward"], outs["expected_regret"], outs["realised_regret"], outs["dynamic_regret"], pulls)
+    if not spec.randomised:
+        del outs["expected_regret"]
+    if not env.adversarial:
+        del outs["realised_regret"]
+    if env.stationary:
+        del outs["dynamic_regret"]
+    return outs, {"pulls": pulls}
+
+
 _FAST_METRICS = ("regret", "reward", "expected_regret", "realised_regret", "dynamic_regret")
 for _b in ("numba", "cuda"):
-    register_fast_path(_b, "bandit", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b))
+    register_fast_path(_b, "bandit", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b),
+                       prepare=_prepare if _b == "numba" else None)
 del _b

@@ -5,7 +5,8 @@ of one replication is written once (:func:`_make_body`) from the learner's
 and the instance's scalar functions and compiled twice: in an
 ``@njit(parallel=True)`` driver with ``prange`` over replications, and in a
 ``numba.cuda`` kernel with one thread per replication (tested on the CPU
-under ``NUMBA_ENABLE_CUDASIM=1``).
+under ``NUMBA_ENABLE_CUDASIM=1``).  The CPU driver is cached on disk as in
+:mod:`expertlab.sim._kernels`.
 
 Scalar contract of a bandit learner (:class:`BanditKernelSpec`)
 ---------------------------------------------------------------
@@ -149,10 +150,26 @@ def numba_driver(spec, instance):
     key = _key("numba", spec, instance)
     if key in _CACHE:
         return _CACHE[key]
-    body = _make_body(spec, instance)
-    k_rows, k_scal = spec.n_rows, spec.n_scalars
+    from . import _kernel_cache
 
-    @njit(parallel=True, nogil=True)
+    body = _make_body(spec, instance)
+    drive = _make_drive(body, spec.n_rows, spec.n_scalars)
+    fn = _kernel_cache.cached_njit("bandit", drive, helpers=(body,), options=_DRIVE_OPTIONS,
+                                   extra_modules=_CACHE_MODULES)
+    if fn is None:  # a step function that is not importable by name, or no writable cache folder
+        fn = njit(**_DRIVE_OPTIONS)(drive)
+    _CACHE[key] = fn
+    return fn
+
+
+_DRIVE_OPTIONS = {"parallel": True, "nogil": True}
+#: Modules whose sources enter the hash of a cached driver whatever the pair.
+_CACHE_MODULES = ("expertlab._random", "expertlab.sim._kernels", "expertlab.sim._bandit_kernels")
+
+
+def _make_drive(body, k_rows, k_scal):
+    """The CPU driver (plain Python, compiled by the caller): ``prange`` over replications around ``body``."""
+
     def drive(prm, data, seed, rep0, horizon, ckpts, K, out_regret, out_reward, out_expected, out_realised,
               out_dynamic, out_pulls):
         n_reps = out_regret.shape[1]
@@ -166,7 +183,6 @@ def numba_driver(spec, instance):
             body(prm, data, seed, rep0 + r, horizon, ckpts, S, s, p, gap, M, X, out_regret, out_reward,
                  out_expected, out_realised, out_dynamic, out_pulls, r)
 
-    _CACHE[key] = drive
     return drive
 
 

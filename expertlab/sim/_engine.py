@@ -86,13 +86,14 @@ class FastPath(NamedTuple):
     metrics: frozenset
     driver: Callable
     learner_final: bool = False
+    prepare: Callable | None = None
 
 
 _FAST_PATHS: list[FastPath] = []
 
 
 def register_fast_path(backend: str, name: str, *, supports, metrics, driver,
-                       learner_final: bool = False) -> None:
+                       learner_final: bool = False, prepare=None) -> None:
     """Register a compiled path for the pairs ``supports(learner, env)`` accepts.
 
     ``driver(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts) -> (metrics, final)``
@@ -101,8 +102,11 @@ def register_fast_path(backend: str, name: str, *, supports, metrics, driver,
     ``stopped``, ``stopping_time`` and ``answer`` too);
     ``learner_final=True`` says that ``final`` also holds the learner's
     :attr:`Learner.final` values (without it, ``"auto"`` runs learners that
-    have final values on the array path).  The conformance tests check every
-    path against the array path to 1e-10.
+    have final values on the array path).  ``prepare``, when given, takes the
+    driver's arguments and compiles (or loads from the disk cache) what the
+    driver will run, so that :func:`run` can leave compile time out of
+    :attr:`RunResult.wall_time`; its return value is ignored.  The
+    conformance tests check every path against the array path to 1e-10.
     """
     check_backend(backend)
     if backend in ("numpy", "cupy"):
@@ -115,8 +119,11 @@ def register_fast_path(backend: str, name: str, *, supports, metrics, driver,
             raise TypeError(f"{arg} must be callable, got {type(fn).__name__}")
     if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
         raise TypeError("metrics must be a collection of metric names (str)")
+    if prepare is not None and not callable(prepare):
+        raise TypeError(f"prepare must be callable or None, got {type(prepare).__name__}")
     _FAST_PATHS[:] = [f for f in _FAST_PATHS if (f.backend, f.name) != (backend, name)]
-    _FAST_PATHS.append(FastPath(backend, name, supports, frozenset(metrics), driver, bool(learner_final)))
+    _FAST_PATHS.append(FastPath(backend, name, supports, frozenset(metrics), driver, bool(learner_final),
+                                prepare))
 
 
 def _fast_path(backend, learner, env, names):
@@ -275,7 +282,6 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
     mlist = _resolve_metrics(env, metrics)
     names = [m.name for m in mlist]
     used = pick_backend(learner, env, backend, horizon=horizon, n_reps=n_reps, metrics=metrics)
-    t0 = time.perf_counter()
     if used in ("numba", "cuda"):
         fast = _fast_path(used, learner, env, names)
         if fast is None or _has_custom(metrics):
@@ -284,6 +290,11 @@ def run(learner: Learner, env: Environment, horizon: int, n_reps: int = 100, see
                              f"(compiled paths: {_describe_fast_paths()})")
         if used == "cuda":
             _require_cuda()
+        if fast.prepare is not None:  # compiling (or loading a cached kernel) is not part of wall_time
+            with np.errstate(over="ignore"):
+                fast.prepare(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts)
+    t0 = time.perf_counter()
+    if used in ("numba", "cuda"):
         with np.errstate(over="ignore"):  # uint64 hashing wraps by design
             out, final = fast.driver(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts)
         if learner.final is not None and not fast.learner_final:

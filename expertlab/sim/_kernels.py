@@ -4,8 +4,10 @@ The per-replication body is written once (:func:`_make_body`) from the
 learner's and the instance's scalar functions, and compiled twice: inside a
 ``@njit(parallel=True)`` driver with ``prange`` over replications, and inside
 a ``numba.cuda`` kernel with one thread per replication (tested on the CPU
-under ``NUMBA_ENABLE_CUDASIM=1``).  Compiled drivers are cached per
-(learner kernel, instance) pair for the life of the process.
+under ``NUMBA_ENABLE_CUDASIM=1``).  Compiled drivers are kept per
+(learner kernel, instance) pair for the life of the process, and the CPU
+driver is also cached on disk (:mod:`expertlab.sim._kernel_cache`) so that
+another process loads it instead of compiling it again.
 
 Contract extension (backward compatible)
 ----------------------------------------
@@ -296,10 +298,26 @@ def numba_driver(spec, instance):
     key = _key("numba", spec, instance)
     if key in _CACHE:
         return _CACHE[key]
-    body = _make_body(spec, instance)
-    k_rows, k_scal = spec.n_rows, spec.n_scalars
+    from . import _kernel_cache
 
-    @njit(parallel=True, nogil=True)
+    body = _make_body(spec, instance)
+    drive = _make_drive(body, spec.n_rows, spec.n_scalars)
+    fn = _kernel_cache.cached_njit("full", drive, helpers=(body,), options=_DRIVE_OPTIONS,
+                                   extra_modules=_CACHE_MODULES)
+    if fn is None:  # a step function that is not importable by name, or no writable cache folder
+        fn = njit(**_DRIVE_OPTIONS)(drive)
+    _CACHE[key] = fn
+    return fn
+
+
+_DRIVE_OPTIONS = {"parallel": True, "nogil": True}
+#: Modules whose sources enter the hash of a cached driver whatever the pair.
+_CACHE_MODULES = ("expertlab._random", "expertlab.sim._kernels")
+
+
+def _make_drive(body, k_rows, k_scal):
+    """The CPU driver (plain Python, compiled by the caller): ``prange`` over replications around ``body``."""
+
     def drive(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep, out_track, out_pseudo,
               out_expert):
         n_reps = out_regret.shape[1]
@@ -315,7 +333,6 @@ def numba_driver(spec, instance):
             body(prm, data, seed, rep0 + r, horizon, ckpts, S, s, p, l, aw, L, Rs, M,
                  out_regret, out_sleep, out_track, out_pseudo, out_expert, r)
 
-    _CACHE[key] = drive
     return drive
 
 

@@ -247,34 +247,48 @@ def _supports(learner, env) -> bool:
 
 def _driver(backend):
     def drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
-        from . import _kernels
-
-        spec = learner.kernel
-        if backend == "cuda" and not spec.cuda_ok:
-            raise ValueError(f"learner {learner.name!r} has no CUDA kernel; use backend='numba' or 'numpy'")
-        n, n_ck = env.n_experts, ckpts.size
-        out_regret = np.zeros((n_ck, n_reps))
-        out_sleep = np.zeros((n_ck, n_reps)) if env.awake is not None else np.zeros((1, 1))
-        out_track = np.zeros((n_ck, n_reps)) if env.comparator is not None else np.zeros((1, 1))
-        out_pseudo = np.zeros((n_ck, n_reps)) if env.mean is not None else np.zeros((1, 1))
-        out_expert = np.zeros((n_reps, n))
-        prm = np.ascontiguousarray(spec.params, dtype=np.float64)
-        data = tuple(np.ascontiguousarray(asnumpy(a)) for a in env.data)
-        drive_fn = (_kernels.numba_driver if backend == "numba" else _kernels.cuda_driver)(spec, env)
-        drive_fn(prm, data, seed_u, np.int64(rep_offset), np.int64(horizon), ckpts, np.int64(n),
-                 out_regret, out_sleep, out_track, out_pseudo, out_expert)
-        out = {"regret": out_regret}
-        if env.awake is not None:
-            out["sleeping_regret"] = out_sleep
-        if env.comparator is not None:
-            out["tracking_regret"] = out_track
-        if env.mean is not None:
-            out["pseudo_regret"] = out_pseudo
-        return out, {"expert_regret": out_expert}
+        return _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts)
 
     return drive
 
 
+def _prepare(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+    """Compile (or load from the disk cache) the Numba driver for the run's argument types.
+
+    A call with no replications: the driver is typed and compiled exactly as
+    for the run, and its loop runs zero times.
+    """
+    _launch("numba", learner, env, horizon, 0, seed_u, rep_offset, ckpts)
+
+
+def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+    from . import _kernels
+
+    spec = learner.kernel
+    if backend == "cuda" and not spec.cuda_ok:
+        raise ValueError(f"learner {learner.name!r} has no CUDA kernel; use backend='numba' or 'numpy'")
+    n, n_ck = env.n_experts, ckpts.size
+    out_regret = np.zeros((n_ck, n_reps))
+    out_sleep = np.zeros((n_ck, n_reps)) if env.awake is not None else np.zeros((1, 1))
+    out_track = np.zeros((n_ck, n_reps)) if env.comparator is not None else np.zeros((1, 1))
+    out_pseudo = np.zeros((n_ck, n_reps)) if env.mean is not None else np.zeros((1, 1))
+    out_expert = np.zeros((n_reps, n))
+    prm = np.ascontiguousarray(spec.params, dtype=np.float64)
+    data = tuple(np.ascontiguousarray(asnumpy(a)) for a in env.data)
+    drive_fn = (_kernels.numba_driver if backend == "numba" else _kernels.cuda_driver)(spec, env)
+    drive_fn(prm, data, seed_u, np.int64(rep_offset), np.int64(horizon), ckpts, np.int64(n),
+             out_regret, out_sleep, out_track, out_pseudo, out_expert)
+    out = {"regret": out_regret}
+    if env.awake is not None:
+        out["sleeping_regret"] = out_sleep
+    if env.comparator is not None:
+        out["tracking_regret"] = out_track
+    if env.mean is not None:
+        out["pseudo_regret"] = out_pseudo
+    return out, {"expert_regret": out_expert}
+
+
 for _b in ("numba", "cuda"):
-    register_fast_path(_b, "full-information", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b))
+    register_fast_path(_b, "full-information", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b),
+                       prepare=_prepare if _b == "numba" else None)
 del _b

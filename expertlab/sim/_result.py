@@ -118,7 +118,8 @@ class RunResult:
         stopping time: ``stopping_time``, ``stopped`` and ``answer``).
     wall_time : float
         Seconds spent in the time loop (summed over the blocks of a
-        :meth:`concat`).
+        :meth:`concat`); compiling a compiled path's kernel, or loading it
+        from the disk cache, happens before and is not counted.
 
     Notes
     -----
