@@ -9,6 +9,7 @@ including a failed ``assert`` on a claim check, fails the test.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -30,26 +31,40 @@ def test_there_is_a_notebook_per_family():
     assert {"first_hour", "experts", "bandits", "mdp", "mixtures", "balance"} <= names, names
 
 
+def _execute(nb, workdir: Path, monkeypatch) -> None:
+    """Run every cell of ``nb`` in a fresh python3 kernel; raise ``CellExecutionError`` on an error."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    # the kernel imports this checkout's expertlab, as the test process does
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    # the python3 kernel, started by the interpreter that runs the tests (its venv), whatever
+    # kernelspecs the machine has installed
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT, allow_errors=False,
+                                     resources={"metadata": {"path": str(workdir)}})
+    client.km = client.create_kernel_manager()  # the client still owns it: it shuts the kernel down
+    client.km.kernel_spec.argv[0] = sys.executable
+    client.execute()
+
+
+def test_a_failing_cell_fails_the_run(tmp_path, monkeypatch):
+    from nbclient.exceptions import CellExecutionError
+
+    nb = jupytext.reads("# %%\nx = 1\n\n# %%\nassert x == 2, 'the check of this cell'\n", fmt="py:percent")
+    with pytest.raises(CellExecutionError, match="the check of this cell"):
+        _execute(nb, tmp_path, monkeypatch)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs(path, tmp_path, monkeypatch):
-    from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
     from nbclient.exceptions import CellExecutionError
 
     nb = jupytext.read(path)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code, f"{path.name} has no code cell"
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3", f"{path.name}: kernel must be python3"
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    # the kernel imports this checkout's expertlab, as the test process does
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    client = nbclient.NotebookClient(
-        nb, timeout=CELL_TIMEOUT, kernel_name=NATIVE_KERNEL_NAME, allow_errors=False,
-        resources={"metadata": {"path": str(tmp_path)}},
-    )
     start = time.perf_counter()
     try:
-        client.execute()
+        _execute(nb, tmp_path, monkeypatch)
     except CellExecutionError as exc:
         pytest.fail(f"{path.name}: a cell failed\n{exc}")
     elapsed = time.perf_counter() - start

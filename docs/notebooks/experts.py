@@ -25,7 +25,7 @@ from expertlab.experts import instances
 
 env = instances.needle(16, gap=0.2)
 learners = {"hedge": experts.hedge(), "adahedge": experts.adahedge(), "squint": experts.squint()}
-runs = {name: sim.run(learner, env, horizon=1000, n_reps=64, seed=0, backend="numpy")
+runs = {name: sim.run(learner, env, horizon=1000, n_reps=32, seed=0, backend="numpy")
         for name, learner in learners.items()}
 runs["adahedge"]
 
