@@ -44,6 +44,14 @@ templates_path = ["_templates"]
 exclude_patterns = ["_build", "_ext", "_templates", "**.ipynb_checkpoints"]
 root_doc = "index"
 default_role = "autolink"  # `name` links to the object when it exists, else renders as code
+nitpicky = True  # every cross-reference must resolve
+# Types of other projects: without intersphinx (no network) they have no target
+# here, so a reference to them renders as code instead of failing the build.
+nitpick_ignore = [
+    ("py:class", "matplotlib.figure.Figure"),  # matplotlib: the figure that plots draw on
+    ("py:class", "concurrent.futures.ProcessPoolExecutor"),  # standard library: the default sweep executor
+    ("py:mod", "concurrent.futures"),  # standard library: the executors a sweep accepts
+]
 pygments_style = "sphinx"
 
 # -- autodoc / autosummary ------------------------------------------------------

@@ -48,8 +48,10 @@ def _experiment_files() -> list[Path]:
 def _check_pages(out: Path) -> None:
     for page in ("index", "user_guide/learners", "user_guide/engine", "user_guide/rates",
                  "user_guide/sweeps", "user_guide/cli", "user_guide/balance", "user_guide/mixtures",
-                 "api/index", "auto_examples/index"):
+                 "user_guide/bandits", "notebooks/index", "api/index", "auto_examples/index"):
         assert (out / f"{page}.html").is_file(), f"missing page {page}"
+    for nb in sorted((DOCS / "notebooks").glob("*.py")):  # each notebook is shown on a page of its own
+        assert (out / "notebooks" / f"{nb.stem}.html").is_file(), f"no docs page for the notebook {nb.name}"
     # one API page per public name: the reference follows __all__
     gen = out / "api" / "generated"
     for mod in (sim, experts, instances):

@@ -124,7 +124,7 @@ def aux_loss(logits, k: int = 1) -> AuxLossResult:
 
     Examples
     --------
-    >>> from expertlab.balance._baselines import aux_loss
+    >>> from expertlab.balance import aux_loss
     >>> res = aux_loss([[0.0, 0.0], [0.0, 0.0]], k=1)
     >>> res.fraction.tolist(), res.mean_prob.tolist(), res.loss
     ([1.0, 0.0], [0.5, 0.5], 1.0)
@@ -285,7 +285,7 @@ def base_route(scores, k: int = 1, *, method: str = "auto") -> RouteResult:
 
     Examples
     --------
-    >>> from expertlab.balance._baselines import base_route
+    >>> from expertlab.balance import base_route
     >>> res = base_route([[3.0, 2.5], [2.0, 0.0]], k=1)
     >>> res.assignment.tolist(), res.score
     ([[0, 1], [1, 0]], 4.5)
@@ -365,7 +365,7 @@ def sinkhorn_route(scores, k: int = 1, *, n_iter: int = 1000, temperature: float
 
     Examples
     --------
-    >>> from expertlab.balance._baselines import sinkhorn_route
+    >>> from expertlab.balance import sinkhorn_route
     >>> res = sinkhorn_route([[2.0, 1.0], [2.0, 0.0]], k=1, temperature=0.25)
     >>> res.assignment.tolist(), res.converged
     ([[0, 1], [1, 0]], True)
@@ -441,7 +441,7 @@ def expert_choice_route(scores, capacity: int) -> RouteResult:
 
     Examples
     --------
-    >>> from expertlab.balance._baselines import expert_choice_route
+    >>> from expertlab.balance import expert_choice_route
     >>> res = expert_choice_route([[0.9, 0.8], [0.1, 0.2], [0.5, 0.6]], capacity=2)
     >>> res.assignment.tolist(), res.n_unrouted
     ([[1, 1], [0, 0], [1, 1]], 1)

@@ -312,7 +312,7 @@ def capacity_route(scores, k: int, gamma: float, *, policy: str = "drop", bias=N
 
     Examples
     --------
-    >>> from expertlab.balance._capacity import capacity_route
+    >>> from expertlab.balance import capacity_route
     >>> s = [[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.1, 0.9]]
     >>> res = capacity_route(s, k=1, gamma=1.0, policy="drop")
     >>> res.capacity, res.loads.tolist(), res.n_dropped

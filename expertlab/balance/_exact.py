@@ -515,8 +515,7 @@ def solve_exact(problem, method: str = "auto"):
 
     Examples
     --------
-    >>> from expertlab.balance._problem import AssignmentProblem
-    >>> from expertlab.balance._exact import solve_exact
+    >>> from expertlab.balance import AssignmentProblem, solve_exact
     >>> prob = AssignmentProblem([[3.0, 2.5], [2.0, 0.0]], k=1, capacity=1)
     >>> res = solve_exact(prob, method="highs")
     >>> res.assignment.tolist(), res.objective

@@ -131,7 +131,7 @@ class AssignmentProblem:
 
     Examples
     --------
-    >>> from expertlab.balance._problem import AssignmentProblem
+    >>> from expertlab.balance import AssignmentProblem
     >>> prob = AssignmentProblem([[1.0, 0.0], [0.5, 0.2]], k=1)
     >>> prob.n_tokens, prob.n_experts, prob.capacity.tolist()
     (2, 2, [1.0, 1.0])
@@ -248,7 +248,7 @@ def top_k_route(scores, bias=None, k: int = 1) -> np.ndarray:
 
     Examples
     --------
-    >>> from expertlab.balance._problem import top_k_route
+    >>> from expertlab.balance import top_k_route
     >>> top_k_route([[0.3, 0.9, 0.3, 0.1]], [0.0, -1.0, 0.0, 0.0], k=2).tolist()
     [[1, 0, 1, 0]]
     """
@@ -310,7 +310,7 @@ def dual_objective(scores, prices, k: int, capacity=None):
 
     Examples
     --------
-    >>> from expertlab.balance._problem import dual_objective
+    >>> from expertlab.balance import dual_objective
     >>> dual_objective([[1.0, 0.0], [1.0, 0.0]], [0.5, 0.0], k=1, capacity=1)
     1.5
     """

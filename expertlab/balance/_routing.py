@@ -237,7 +237,7 @@ class Routing(_RoutingBase):
     def comparator(self, t, xp=np):
         """The comparator bias of batch ``t``, shape ``(1, n_experts)``: the generator's optimum.
 
-        :meth:`ScoreGenerator.optimal_bias` (centred :math:`-m`) for a
+        ``ScoreGenerator.optimal_bias`` (centred :math:`-m`) for a
         stationary generator, :math:`-m(t)` for a drifting one.
         """
         g = self.generator
@@ -273,7 +273,7 @@ def routing(generator, *, n_tokens, k, generator_params=None) -> Routing:
     Notes
     -----
     The batch of step :math:`t` of replication ``r`` is
-    :meth:`ScoreGenerator.scores` of the environment round key the engine
+    ``ScoreGenerator.scores`` of the environment round key the engine
     derives from ``(seed, rep_offset + r, t)``: replication ``r`` sees the
     same batches alone, in a batch of replications and on every backend.
     With balanced capacity the expected dual of a batch is minimised at

@@ -15,7 +15,7 @@ with a mean vector :math:`m(t)` that is constant (``iid_gaussian``,
 Randomness
 ----------
 The draws are a pure function of ``(seed, replication, t, token, expert)``
-through the counter-based generator of :mod:`expertlab._random` (the
+through the package's counter-based generator (the
 *instance* stream: no learner salt).  Draw :math:`j = n E + i` of round key
 ``round_key(rep_key(seed, rep), t)`` takes the two uniforms with indices
 :math:`2j` and :math:`2j + 1` and applies the cosine branch of the
@@ -212,7 +212,7 @@ class ScoreGenerator:
         Parameters
         ----------
         seed : int or numpy.random.SeedSequence
-            Root seed (see :func:`expertlab._random.seed_to_uint64`).
+            Root seed (an int, reduced to a ``uint64`` as in :func:`expertlab.sim.run`).
         rep_ids : array_like of int, shape (n_reps,)
             Replication indices (non-negative).
         t : int

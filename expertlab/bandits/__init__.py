@@ -14,7 +14,7 @@ The contextual learners with expert advice (Exp4; expertise trees over
 in-house Hoeffding regression trees, with kNN and global Thompson baselines)
 declare ``feedback == "advice"`` and run on the environments
 :func:`contextual_policies` and :func:`partitioned_expertise` through
-:func:`expertlab.sim.run` (contract: :mod:`expertlab.bandits._advice`).
+:func:`expertlab.sim.run` (observations :class:`Advice`, actions :class:`AdviceChoice`).
 """
 
 from ..sim._rates import document_claims as _document_claims

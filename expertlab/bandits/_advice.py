@@ -294,8 +294,8 @@ class AdviceInstance(_AdviceEnvironment):
     Draw layout of round ``t`` (environment key :math:`k_t`): the context is
     :math:`c_t = \lfloor C\, u(k_t, K) \rfloor` (uniform over the ``C``
     contexts), the reward of arm ``a`` is :math:`\mathbb 1[u(k_t, a) < \mu(c_t, a)]`.
-    The observation's ``context`` is the index :math:`c_t`.  Metrics: see
-    :mod:`expertlab.bandits._advice` (``regret`` against the best expert of
+    The observation's ``context`` is the index :math:`c_t`.  Metrics:
+    ``env.available_metrics()`` (``regret`` against the best expert of
     each context, ``best_expert_regret``, ``reward``; on request
     ``expected_regret``, ``expected_best_expert_regret``, ``oracle_follows``).
     """
@@ -408,7 +408,7 @@ class PartitionedExpertise(_AdviceEnvironment):
     :math:`x_{t,i} = u(k_t, i)`, :math:`i < p`; the reward of arm ``a`` is
     :math:`\mathbb 1[u(k_t, p) < \mu(\mathrm{cell}(x_t), a)]`.  The observation's
     ``context`` is :math:`x_t`, shape ``(n_reps, p)``; the learner is not told
-    the cells.  Metrics: see :mod:`expertlab.bandits._advice` (``regret``
+    the cells.  Metrics: ``env.available_metrics()`` (``regret``
     against the region-wise oracle, ``best_expert_regret``, ``reward``; on
     request ``expected_regret``, ``expected_best_expert_regret``,
     ``oracle_follows``).

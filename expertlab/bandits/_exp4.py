@@ -2,7 +2,8 @@ r"""Exp4: exponential weights over experts that give advice, with bandit feedbac
 
 Each round :math:`N` experts each recommend a distribution
 :math:`\xi_{j,t} \in \Delta_K` over the :math:`K` arms (on the
-environments of :mod:`expertlab.bandits._advice`: the indicator of the arm
+environments :func:`~expertlab.bandits.contextual_policies` and
+:func:`~expertlab.bandits.partitioned_expertise`: the indicator of the arm
 their policy picks in this round's context).  The learner plays an arm and
 sees only its reward; regret is measured against the best expert.  The
 array path is the reference; a fused Numba kernel (``prange`` over

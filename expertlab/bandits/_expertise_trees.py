@@ -13,7 +13,7 @@ The learners here are ``"advice"`` learners of the engine
 (:func:`expertlab.sim.run`); they follow one expert
 (:class:`~expertlab.bandits.AdviceChoice` names it) and draw their standard
 normals ``0 .. N-1`` from the round's learner key.  Their array code is
-NumPy (the Hoeffding trees of :mod:`expertlab.bandits._hoeffding_tree`).
+NumPy (the Hoeffding trees of :func:`~expertlab.bandits.hoeffding_tree_update`).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def expertise_trees(*, max_depth: int = 3, n_bins: int = 16, grace_period: int =
         j_t = \arg\max_j \; \frac{n_j \hat m_j + 1/2}{n_j + 1} + \frac{z_{t,j}}{2\sqrt{n_j + 1}},
         \quad z_{t,j} \sim \mathcal N(0, 1)
 
-    (:func:`leaf_thompson_scores`: Gaussian Thompson sampling as in [2]_,
+    (``leaf_thompson_scores``: Gaussian Thompson sampling as in [2]_,
     with the variance proxy :math:`\tfrac14` of rewards in
     :math:`[0, 1]`), plays the arm :math:`j_t` recommends and adds
     :math:`(x_t, r_t)` to tree :math:`j_t` only (:func:`hoeffding_tree_update`,
@@ -134,7 +134,7 @@ def expertise_trees(*, max_depth: int = 3, n_bins: int = 16, grace_period: int =
     prior pseudo-observation and a fixed variance proxy (the leaf variance
     is kept but not used: with the sample variance an expert whose first
     rewards were all zero is almost never tried again), and the histogram
-    Hoeffding tree of :mod:`expertlab.bandits._hoeffding_tree`.  The paper's
+    Hoeffding tree of :func:`~expertlab.bandits.hoeffding_tree_update`.  The paper's
     evidence is empirical (its experiments), not a regret theorem.
 
     [validated-rates]
@@ -242,7 +242,7 @@ def knn_experts(k: int = 10, memory: int = 200) -> Learner:
     Exploration rule (this library's choice, reconstructed): the
     :math:`n \le k` nearest stored contexts of expert :math:`j` (Euclidean)
     give a count and a mean, scored by the Gaussian Thompson draw of a tree
-    leaf (:func:`leaf_thompson_scores`).  The bounded memory is a simplification
+    leaf (``leaf_thompson_scores``).  The bounded memory is a simplification
     (cost :math:`O(N \cdot \text{memory} \cdot p)` per round and replication).
 
     References

@@ -307,7 +307,7 @@ def hoeffding_tree_update(config: HoeffdingTreeConfig, state: HoeffdingTreeState
     The leaf model and the leaf's histograms are updated; when the leaf's
     count is a multiple of the grace period and its depth is below the cap,
     the variance reduction :math:`G` of every candidate (feature, bin edge)
-    is computed from the histograms (:func:`split_merits`).  With
+    is computed from the histograms (``split_merits``).  With
     :math:`G_1` the best candidate, :math:`G_2` the best candidate on another
     feature (or :math:`0`, the merit of not splitting, when :math:`p = 1`)
     and the Hoeffding bound

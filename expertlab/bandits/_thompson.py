@@ -60,8 +60,8 @@ def thompson_sampling(kind="bernoulli", *, sigma=1.0, prior=(1.0, 1.0)) -> Learn
     -----
     :math:`S_i` is the sum and :math:`N_i` the number of rewards seen on arm
     :math:`i`.  Each round, for every arm, the learner draws
-    :math:`\theta_i` from its posterior with the counter-based variates of
-    :mod:`expertlab.sim._variates` (Beta draw :math:`i` of the round's
+    :math:`\theta_i` from its posterior with the engine's counter-based
+    variates (Beta draw :math:`i` of the round's
     learner key: two Marsaglia--Tsang gamma draws; Gaussian: Box--Muller
     normal :math:`i`), and pulls :math:`\arg\max_i \theta_i` (lowest index
     on ties).  Rewards in [0, 1] that are not 0/1 enter the Beta posterior as

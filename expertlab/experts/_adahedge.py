@@ -218,8 +218,8 @@ def adahedge() -> Learner:
 
     **Sleeping experts** (``awake`` mask): the softmax, :math:`h_t`, :math:`m_t`
     and the leaders run over the awake experts, with the sleeping regret in
-    place of :math:`-L_i` (specialists reduction, see
-    :mod:`expertlab.experts._common`); :math:`\ln N` keeps the total number of
+    place of :math:`-L_i` (the specialists reduction of the
+    sleeping-experts convention of :mod:`expertlab.experts`); :math:`\ln N` keeps the total number of
     experts (uniform prior over all of them).  This extension is ours, not
     the paper's.  With :math:`N = 1`, :math:`\ln N = 0`, every
     :math:`\delta_t = 0` and the weight is trivially 1.

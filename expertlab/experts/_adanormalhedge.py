@@ -128,7 +128,7 @@ def adanormalhedge(prior=None) -> Learner:
     :math:`k` agrees with the learner, e.g. :math:`O(\ln N + \ln\ln T)` when a
     perfect expert exists.
 
-    The weights are computed in log space by :func:`log_adanormalhedge_weight`
+    The weights are computed in log space by ``log_adanormalhedge_weight``
     and normalised by subtracting the largest log-weight over the awake
     experts, so :math:`\Phi` never overflows.  When every awake expert has
     :math:`w = 0` (all :math:`R_i \le -1`; the paper lets the learner play

@@ -1,4 +1,4 @@
-"""Rate claims of the private experts learners (:mod:`expertlab.experts._private`).
+"""Rate claims of the private experts learners (:func:`~expertlab.experts.sparse_vector_experts` and kin).
 
 Checked by ``simulations/experts/private.py``.
 """

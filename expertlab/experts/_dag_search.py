@@ -250,7 +250,7 @@ def greedy_search(dag: SearchDAG) -> SearchPlan:
     -----
     The order is a Sidney decomposition: blocks :math:`B_1, B_2, \dots` of
     non-increasing density :math:`\mu(B)/c(B)`, each an initial closed set of
-    maximal density of what remains (:mod:`expertlab.experts._dag_order`).  On
+    maximal density of what remains.  On
     series-parallel DAGs (out-forests included) the blocks and their inner
     order are computed by the chain-merging algorithm on the decomposition
     tree, which minimises :math:`\sum_v \mu_v \,(\text{completion time of } v)`,

@@ -225,8 +225,7 @@ def fixed_share(eta=None, alpha=None, *, horizon=None, n_switches=None) -> Learn
     with :math:`m` switches is at least
     :math:`N^{-(m+1)} \alpha^m (1 - \alpha)^{T - m - 1}`);
     :math:`(T - 1) H(m/(T-1)) \le m \ln(e (T - 1)/m)`.  The tuned values
-    and the bound are returned by
-    :func:`expertlab.experts._fixed_share.tuned_rates`.
+    and the bound are computed when the learner is built.
 
     **Default (anytime) rates**, our choice, not from the papers: the update
     closing round :math:`t` uses :math:`\eta_t = \sqrt{8 \ln N / t}` and

@@ -142,8 +142,8 @@ def ftl() -> Learner:
     :math:`R_i` would break exact ties between equal cumulative losses
     (for example :math:`0.1 + 0.2` against :math:`0.3`) at random and
     differently on different backends.  With an ``awake`` mask the leaders
-    are the awake experts of largest *sleeping* regret (the convention of
-    :mod:`expertlab.experts._common`); asleep experts get no probability and
+    are the awake experts of largest *sleeping* regret (the sleeping-experts convention of
+    :mod:`expertlab.experts`); asleep experts get no probability and
     their :math:`R_i` is frozen.
 
     FTL has regret :math:`O(1)` on stochastic losses with a unique best
@@ -312,7 +312,7 @@ def ftpl(eta=None, *, noise="gumbel", schedule=None, horizon=None) -> Learner:
 
     ties broken towards the lowest index.  :math:`Z_{t,i}` is the inverse
     CDF of draw :math:`i` of the learner's key for the round
-    (:func:`expertlab._random.uniform`, never 0 or 1): Gumbel
+    (a counter-based uniform, never 0 or 1): Gumbel
     :math:`-\ln(-\ln u)`, exponential :math:`-\ln(1 - u)`, Laplace
     :math:`\ln 2u` for :math:`u < 1/2` and :math:`-\ln(2 - 2u)` otherwise.
 

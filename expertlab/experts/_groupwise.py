@@ -17,7 +17,7 @@ environment's finite class of linear predictors.  Everything is NumPy array
 code over replications: one engine step per round, and for each learner a
 batched Sherman--Morrison or exponential-weights update.  Contexts, groups
 and labels are pure functions of the environment's round key
-(:mod:`expertlab._random`); the learners draw nothing.
+(the package's counter-based generator); the learners draw nothing.
 
 Protocol of the ``"group_regression"`` feedback
 -----------------------------------------------

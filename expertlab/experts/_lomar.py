@@ -15,7 +15,7 @@ move each round.  The learners are :func:`lomar` and the proposer run alone
 (:func:`matching_proposer`); both run through :func:`expertlab.sim.run`.
 Everything is array code over replications; random weights are a pure
 function of the environment's round key, and random proposers draw from the
-learner's round key (:mod:`expertlab._random`).
+learner's round key (the package's counter-based generator).
 
 Protocol of the ``"matching"`` feedback
 ---------------------------------------

@@ -180,9 +180,9 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
 
     **Randomness.**  ``update`` receives no key, so the experts that refill
     the pool are drawn in ``act`` (from the learner key of the round that opens
-    the epoch, stream :data:`POOL_STREAM`) and read back by ``update`` from the
+    the epoch, stream ``POOL_STREAM``) and read back by ``update`` from the
     support of the play.  To make that support exact, the play of such a
-    round is mixed with weight :data:`PENDING_MIX` (:math:`2^{-30}`) with the
+    round is mixed with weight ``PENDING_MIX`` (:math:`2^{-30}`) with the
     uniform distribution on the pool, which costs at most :math:`2^{-30}`
     regret per epoch.  ``update`` therefore needs the play ``act`` returned.
     The pool depends on the experts' labels, so the learner is not

@@ -20,7 +20,7 @@ The environment (feedback kind ``"mentor"``, one input per round) is a
 :class:`ThresholdMentor` built by :func:`threshold_mentor`; the learner that
 asks is :func:`expertlab.experts.mentor_hedge`, run through
 :func:`expertlab.sim.run`.  Input sequences are a pure function of the
-environment's round key (:mod:`expertlab._random`): ``"iid"`` uniform inputs, the deterministic
+environment's round key (counter-based draws): ``"iid"`` uniform inputs, the deterministic
 ``"sweep"`` (the base-2 van der Corput sequence, the same in every
 replication), the oblivious adversary ``"boundary"`` (deterministic inputs
 within ``width`` of :math:`\theta^*`, alternating sides, where the payoff of

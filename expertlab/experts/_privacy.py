@@ -2,7 +2,7 @@ r"""A differential-privacy accountant and an empirical privacy audit.
 
 The accountant turns the noise parameters of the elementary mechanisms into
 their privacy cost and composes costs; the private learners of
-:mod:`expertlab.experts._private` report their total cost through it, so the
+:mod:`expertlab.experts` report their total cost through it, so the
 number they print is computed from the noise they actually draw.
 
 Mechanisms (neighbouring inputs differ in one record; for the experts

@@ -11,7 +11,7 @@ with the same seed.  Privacy is with respect to changing the loss vector of
 one round; the adversary is oblivious.  Each learner refuses a run longer
 than the horizon it was calibrated for, and
 :func:`~expertlab.experts.privacy_cost` composes the cost of the releases a
-run makes (see ``expertlab.experts._private_run``).  The learners are
+run makes.  The learners are
 NumPy array code (no compiled kernel, no CuPy path).
 """
 
@@ -91,7 +91,7 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
     Reconstructed from the paper's description (the paper's own algorithm,
     constants are not reproduced; the small-loss variant is
     :func:`~expertlab.experts.small_loss_experts`).  Let :math:`\varepsilon_0` be the
-    per-switch budget (:func:`~expertlab.experts._privacy.per_step_epsilon`
+    per-switch budget (``per_step_epsilon``
     of :math:`\varepsilon` over :math:`K`), split evenly between one
     AboveThreshold instance and one exponential-mechanism draw.  The learner
     starts on a uniformly random expert :math:`I`.  After round :math:`t` the

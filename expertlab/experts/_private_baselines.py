@@ -1,8 +1,8 @@
 """Baselines for the private experts: private FTPL (report-noisy-min) and DP-FTRL with the tree mechanism.
 
 Both are :class:`expertlab.sim.Learner` records that play one expert per
-round; see ``expertlab.experts._private_run`` for the horizon rule and the
-accountant.
+round; the horizon rule and the accountant are those of the private
+learners of :mod:`expertlab.experts`.
 """
 
 from __future__ import annotations

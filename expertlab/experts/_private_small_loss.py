@@ -162,7 +162,7 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
     -----
     Phase :math:`k = 1, 2, \dots` has budget
     :math:`\varepsilon_k = \varepsilon / (k(k+1))` and per-switch budget
-    :math:`\varepsilon_{0,k}` (:func:`~expertlab.experts._privacy.per_step_epsilon`
+    :math:`\varepsilon_{0,k}` (``per_step_epsilon``
     of :math:`\varepsilon_k` over :math:`K`), split evenly between one
     AboveThreshold instance and one exponential-mechanism draw, with the
     scales of :func:`~expertlab.experts.sparse_vector_experts`:

@@ -214,7 +214,7 @@ def squint(prior=None) -> Learner:
     integral has a closed form in the error function; it is *not* the improper
     prior :math:`\gamma(\eta) \propto 1/\eta` of the paper's other closed form.
     The closed form is evaluated here in log space by the cancellation-free
-    route of :func:`log_squint_evidence` rather than by the paper's
+    route of ``log_squint_evidence`` rather than by the paper's
     difference of ``erf`` terms, so weights stay exact to rounding for regrets
     up to :math:`10^6` and beyond.
 

@@ -3,8 +3,8 @@ r"""Offline distributionally robust learners for linear-mixture MDPs, with doubl
 From ``N`` offline transitions :math:`(s_k, a_k, s'_k)` per replication the
 learners estimate the nominal weight :math:`\theta^0` by ridge regression
 (value-targeted, :func:`dr_vtr`, or transition-targeted, :func:`dr_ttr`),
-then plan backward with the weight-ball robust backup of
-:mod:`expertlab.mdp._dr_linear_mixture` around the estimate *and* subtract
+then plan backward with the weight-ball robust backup of the
+distributionally robust linear mixtures around the estimate *and* subtract
 the estimation penalty :math:`\beta_h \|z\|_{\Lambda^{-1}}`: pessimism over
 the uncertainty set and over the estimation error at once.  All arrays carry
 a leading replication axis ``n_reps`` (one dataset per replication).

@@ -227,10 +227,10 @@ def sample_episodes(mdp: FiniteHorizonMDP, policy, keys, initial_state: int):
     Examples
     --------
     >>> import numpy as np
-    >>> from expertlab._random import rep_key
+    >>> from expertlab.sim import replication_keys
     >>> p = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]])
     >>> m = FiniteHorizonMDP.stationary(p, np.array([[0.0, 0.0], [1.0, 1.0]]), 3)
-    >>> keys = rep_key(np.full(2, np.uint64(0)), np.arange(2, dtype=np.uint64))
+    >>> keys, _ = replication_keys(0, 0, 2)
     >>> sample_episodes(m, np.ones((2, 3, 2), dtype=np.int64), keys, 0).states
     array([[0, 1, 1, 1],
            [0, 1, 1, 1]])

@@ -2,7 +2,7 @@ r"""Planning in known tabular MDPs, batched over a leading axis of MDPs.
 
 Value iteration (sup-norm stop), exact policy evaluation by a linear solve,
 policy iteration and backward induction (KL-regularised value iteration is
-in :mod:`expertlab.mdp._soft`).  Every solver works on arrays ``transitions (..., S, A, S)`` and
+a separate solver of :mod:`expertlab.mdp`).  Every solver works on arrays ``transitions (..., S, A, S)`` and
 ``rewards (..., S, A)`` whose leading axes index MDPs, advances all of them
 in one array operation per iteration (an MDP that has met its stopping rule
 is frozen, so its result is the one it would get alone), and returns a frozen
@@ -36,9 +36,9 @@ class PlanningResult:
     q_values : array (..., S, A)
         :math:`r + \gamma P V`.
     policy : array (..., S) of int
-        Greedy policy with respect to :attr:`values` (first maximiser).
+        Greedy policy with respect to ``values`` (first maximiser).
     policy_values : array (..., S)
-        Exact value :math:`V^\pi` of :attr:`policy`, by a linear solve.
+        Exact value :math:`V^\pi` of ``policy``, by a linear solve.
     bellman_residual : array (...)
         :math:`\|TV - V\|_\infty`; then :math:`\|V - V^\star\|_\infty \le`
         ``residual / (1 - gamma)`` and
@@ -79,7 +79,7 @@ class PlanningResult:
         return xp.minimum(2.0 * self.bellman_residual, self.policy_residual) / (1.0 - self.gamma)
 
     def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
-        r"""The Bellman residual per iteration (:attr:`residual_path`), on a log scale.
+        r"""The Bellman residual per iteration (``residual_path``), on a log scale.
 
         The dashed line :math:`\gamma^{k-1}` times the first residual is the
         rate of a :math:`\gamma`-contraction: value iteration's trace stays
@@ -104,7 +104,7 @@ class PlanningResult:
         Raises
         ------
         ValueError
-            If the result holds no :attr:`residual_path`.
+            If the result holds no ``residual_path``.
 
         Examples
         --------

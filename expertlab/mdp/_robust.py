@@ -272,7 +272,7 @@ class RobustPlanningResult:
     residual_path: object = None
 
     def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
-        """The residual of the operator per iteration (:attr:`residual_path`), on a log scale.
+        """The residual of the operator per iteration (``residual_path``), on a log scale.
 
         Parameters
         ----------

@@ -6,7 +6,7 @@ A :class:`LearnedCostSafeMixture` is an episodic linear mixture whose cost
 cost of every step it plays with Gaussian noise of known scale.  It is an
 environment of :func:`expertlab.sim.run` with feedback kind
 ``"noisy_cost_episode"``: the protocol of the ``"safe_episode"`` environments
-(:mod:`expertlab.mdp._safe_linear_mixture`) with the observed costs
+(:class:`~expertlab.mdp.SafeLinearMixture`) with the observed costs
 ``(n_reps, H)`` in the ``costs`` of the :class:`~expertlab.mdp.SafeTrajectory`,
 and the same metrics ``regret`` (exact, against the best policy within the true
 backward safe sets) and ``violations`` (played steps with true cost above the

@@ -181,7 +181,7 @@ class SafeLinearMixture(_SafeEpisodes):
     Metrics: ``regret``, the exact expected regret
     :math:`\sum_{j \le k} (V^\star_{\mathrm{safe}} - V^{\pi_j}_1(s_1))` against
     the best policy within the backward safe sets of the true :math:`\theta`
-    (:attr:`optimal_safe_value`; negative entries are possible for a learner
+    (``optimal_safe_value``; negative entries are possible for a learner
     that leaves the safe sets); ``violations``, the number of played steps
     with :math:`c(s_h, a_h) > \tau` (every step in an unsafe state), cumulative.
 

@@ -35,7 +35,7 @@ class SoftPlanningResult:
     residual_path: object = None
 
     def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
-        """The residual of the operator per iteration (:attr:`residual_path`), on a log scale.
+        """The residual of the operator per iteration (``residual_path``), on a log scale.
 
         Parameters
         ----------

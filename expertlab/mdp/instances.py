@@ -1,12 +1,10 @@
 """MDP instances: GridWorld, RiverSwim, Garnet, forest management and random linear mixtures.
 
-Random instances draw from the counter-based generator of
-:mod:`expertlab._random`: the MDP of index ``m`` under ``seed`` is a pure
-function of ``(seed, m)``, so a batch of MDPs equals the same MDPs made one
-at a time.  Sizes whose arrays would hold more than
-:data:`expertlab._validation.MAX_ARRAY_ELEMENTS` (:math:`2^{31}`) elements
-raise a :class:`ValueError` naming the size arguments before anything is
-allocated.
+Random instances draw from the package's counter-based generator: the MDP of
+index ``m`` under ``seed`` is a pure function of ``(seed, m)``, so a batch of
+MDPs equals the same MDPs made one at a time.  Sizes whose arrays would hold
+more than :math:`2^{31}` elements raise a :class:`ValueError` naming the size
+arguments before anything is allocated.
 """
 
 from __future__ import annotations
@@ -330,7 +328,7 @@ def garnet_episodic(n_states: int = 5, n_actions: int = 2, branching: int | None
     Parameters
     ----------
     n_states, n_actions : int
-        Garnet sizes (:func:`garnet`).
+        Garnet sizes (:func:`~expertlab.mdp.instances.garnet`).
     branching : int, optional
         Successors per pair (default ``min(3, n_states)``).
     episode_length : int
@@ -388,7 +386,7 @@ def conservative_garnet(n_states: int = 3, n_actions: int = 2, branching: int = 
     Parameters
     ----------
     n_states, n_actions, branching : int
-        Garnet sizes (:func:`garnet`).
+        Garnet sizes (:func:`~expertlab.mdp.instances.garnet`).
     episode_length : int
         Stages ``H`` of an episode.
     seed : int

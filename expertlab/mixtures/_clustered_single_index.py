@@ -1,9 +1,8 @@
 r"""Clustered single-index data: a shared direction whose sign flips with a latent cluster.
 
-The generator behind :func:`train_cluster_moe` and :func:`train_single_network`
-(:mod:`expertlab.mixtures._cluster_training`).  Every draw is a pure function of
-``(seed, replication, sample index)``: the frame comes from the counter-based
-generator of :mod:`expertlab._random`, the samples from
+The generator behind :func:`train_cluster_moe` and :func:`train_single_network`.
+Every draw is a pure function of ``(seed, replication, sample index)``: the
+frame comes from the package's counter-based generator, the samples from
 ``numpy.random.default_rng(SeedSequence([seed, replication, block]))`` over
 fixed blocks of samples, so replication ``r`` alone equals replication ``r``
 inside a batch, and sample ``i`` does not depend on how many samples are drawn.

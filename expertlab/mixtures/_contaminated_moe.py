@@ -12,7 +12,7 @@ with a trainable Gaussian *prompt* through a sigmoid (two-expert softmax) gate:
 with :math:`h(x, \eta) = \phi(\eta^\top x)` (links in :mod:`._moe_links`).
 Every array has a leading replication axis ``n_reps``; one call fits
 ``n_reps`` independent data sets.  Draws come from the counter-based
-generator (:mod:`expertlab._random`), so replication ``r`` of a batch is the
+generator, so replication ``r`` of a batch is the
 same data set whatever the batch.  The generator returns NumPy arrays; the EM
 runs in the array namespace of its inputs (only the NumPy path is tested).
 """

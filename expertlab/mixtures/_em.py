@@ -85,7 +85,7 @@ class EMResult:
     message: str
 
     def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
-        r"""The objective per EM iteration: :attr:`loglik_path` against the iteration count.
+        r"""The objective per EM iteration: ``loglik_path`` against the iteration count.
 
         Point ``k`` is :math:`\ell(\theta_k)`, the objective of the
         parameters after ``k`` iterations; EM never lowers it (the fits'

@@ -1,11 +1,11 @@
 r"""Gaussian mixtures by EM: a batched functional core and a scikit-learn-style estimator.
 
-:func:`fit_gaussian_mixture` runs EM (:mod:`expertlab.mixtures._em`) on one
+:func:`fit_gaussian_mixture` runs EM (:func:`~expertlab.mixtures.e_step`, :func:`~expertlab.mixtures.m_step`) on one
 data set or, with ``batched=True``, on ``n_reps`` data sets at once; each
 replication stops updating when it has converged, so replication ``r`` of a
 batch is exactly the fit of its data alone.  :class:`GaussianMixture` is a
 thin shell over it for notebook use.  Initialisations come from the
-counter-based generator (:mod:`expertlab._random`), keyed by the seed and the
+counter-based generator, keyed by the seed and the
 replication index.
 """
 

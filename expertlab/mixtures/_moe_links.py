@@ -17,7 +17,7 @@ and Student t densities is a choice made here: the source paper uses
 :math:`\nu_0 = 0.001` for both Gaussian and Laplace :math:`f_0` without
 fixing the parametrisation.  All functions are array code over ``xp``.
 Draws are inverse-CDF transforms of uniforms, so the data generator can use
-the counter-based generator of :mod:`expertlab._random`.
+the package's counter-based generator.
 
 The module also holds the records :class:`FrozenExpert` and
 :class:`ContaminatedMoEParams` of the contaminated MoE, and the

@@ -4,7 +4,7 @@ Samplers draw from a true member of the :math:`(m, k)` family
 (:func:`sample_polynomial_moe`) or from a smooth regression target outside it
 (:func:`sample_smooth_regression`); :func:`kl_risk` compares a fitted
 conditional density with the true one on fresh inputs.  The family itself and
-its EM fit are in :mod:`expertlab.mixtures._polynomial_experts`.
+its EM fit are documented with the polynomial experts of :mod:`expertlab.mixtures`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ most :math:`k` in :math:`x`, and a softmax gate that is linear in
 with :math:`\phi_k(x)` the :math:`J_k = \binom{s + k}{k}` monomials of total
 degree :math:`\le k` and the gate in the gauge :math:`(\beta_{0m}, \beta_{1m}) = 0`.
 The gate therefore has :math:`v_m = (m - 1)(s + 1)` free parameters.  Data
-generators and the Monte Carlo KL risk live in :mod:`expertlab.mixtures._poly_risk`.
+generators and the Monte Carlo KL risk: :func:`~expertlab.mixtures.kl_risk`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ with :math:`P^\pi_i` the players before :math:`i` in :math:`\pi`.
 Value functions are *batched*: ``value(masks)`` takes a boolean array of
 coalitions of shape ``(m, n)`` and returns their ``m`` values, so that one
 call evaluates a whole sweep of coalitions.  Random permutations come from
-the counter-based generator (:mod:`expertlab._random`), so an estimate is a
+the counter-based generator, so an estimate is a
 pure function of ``(seed, permutation index)``.
 """
 

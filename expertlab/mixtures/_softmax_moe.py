@@ -271,8 +271,8 @@ class SoftmaxContaminatedMoE(_MoERegressor):
     Notes
     -----
     A regressor in scikit-learn's sense (:meth:`predict` is the conditional
-    mean), whose :meth:`score` is the mean conditional log-likelihood.
-    :meth:`bic` and :meth:`aic` count the :math:`2 d + 2` trainable
+    mean), whose ``score`` is the mean conditional log-likelihood.
+    ``bic`` and ``aic`` count the :math:`2 d + 2` trainable
     parameters :math:`(\beta, \tau, \eta, \nu)`; the frozen expert is known.
 
     Examples
@@ -366,7 +366,7 @@ class SoftmaxContaminatedMoE(_MoERegressor):
         return np.logaddexp(j0, j1)[0]
 
     def n_parameters(self):
-        """Number of trainable parameters, :math:`2 d + 2` (the count :meth:`bic` and :meth:`aic` use)."""
+        """Number of trainable parameters, :math:`2 d + 2` (the count ``bic`` and ``aic`` use)."""
         self._check_fitted("n_parameters")
         return 2 * self.n_features_in_ + 2
 
@@ -396,8 +396,8 @@ class SoftmaxGatedMoE(_MoERegressor):
     Notes
     -----
     A regressor in scikit-learn's sense (:meth:`predict` is the conditional
-    mean), whose :meth:`score` is the mean conditional log-likelihood.
-    :meth:`bic` and :meth:`aic` count :math:`(K - 1)(d + 1)` gate parameters
+    mean), whose ``score`` is the mean conditional log-likelihood.
+    ``bic`` and ``aic`` count :math:`(K - 1)(d + 1)` gate parameters
     (the last gate is fixed at zero) and :math:`d + 2` for each of the
     :math:`K` experts that is not frozen.
 
@@ -463,7 +463,7 @@ class SoftmaxGatedMoE(_MoERegressor):
         return logsumexp(_joint_k(X[None], y[None], self._batched_params(), np), axis=-1)[0]
 
     def n_parameters(self):
-        """Number of free parameters (the count :meth:`bic` and :meth:`aic` use)."""
+        """Number of free parameters (the count ``bic`` and ``aic`` use)."""
         self._check_fitted("n_parameters")
         K, D = self.params_.gate_bias.shape[0], self.n_features_in_
         n_free = K if self.frozen is None else K - int(np.sum(np.asarray(self.frozen)))

@@ -53,7 +53,7 @@ def fit_ssme(probs, labels, *, density="kde", bandwidth="isj", shared_bandwidth=
         predictions :math:`\hat y_{im} = \arg\max_k p_{imk}`) a product of
         per-classifier categoricals, i.e. a Dawid–Skene confusion model.
     bandwidth : {"isj", "scott", "silverman"} or float
-        Kernel width rule (:mod:`~expertlab.mixtures._bandwidth`), applied to each class and
+        Kernel width rule (``_bandwidth``), applied to each class and
         coordinate with the responsibilities as weights at every M-step (at least
         1% of the coordinate's standard deviation, so that a class whose
         scores are all equal keeps a proper density); a float fixes it.

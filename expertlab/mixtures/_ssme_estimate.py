@@ -1,7 +1,7 @@
 r"""Metric estimates from posterior label draws: the SSME way of scoring classifiers without all labels.
 
 Unlabelled points get labels drawn from a posterior (labelled points keep
-theirs), every metric of :mod:`expertlab.mixtures._ssme_metrics` is computed
+theirs), every metric is computed
 on each draw, and the estimate is the mean over draws with the spread as its
 Monte Carlo uncertainty.  Draws come from the counter-based generator keyed by
 replication, so a replication drawn alone equals the same one inside a batch.
@@ -133,9 +133,9 @@ def estimate_metrics(probs, labels, posterior, *, metrics=METRICS, n_draws=100, 
     labels : array of int, shape (n_reps, n_samples)
         ``-1`` for unlabelled points.
     posterior : array, shape (n_reps, n_samples, n_classes)
-        Posterior over the true class of each point (e.g. :attr:`SSMEResult.posterior`).
+        Posterior over the true class of each point (e.g. ``SSMEResult.posterior``).
     metrics : tuple of str
-        Names from :data:`METRICS`.
+        Names from ``METRICS``.
     n_draws : int
     seed : int, numpy.random.SeedSequence or None, default 0
     rep_ids : array of int, shape (n_reps,), optional

@@ -151,7 +151,7 @@ class SSMEResult:
     message: str
 
     def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
-        r"""The average log-likelihood per EM iteration (:attr:`loglik_path`), one line per replication.
+        r"""The average log-likelihood per EM iteration (``loglik_path``), one line per replication.
 
         Point ``k`` is the objective after ``k`` iterations.  With the kernel
         density the widths are re-estimated at every M-step, so the curve need

@@ -266,7 +266,7 @@ def voronoi_loss_overfit(fitted, true, *, r_bar=None):
     fitted, true : SoftmaxMoEParams
         ``fitted`` may have more experts than ``true``.
     r_bar : dict, optional
-        :math:`\bar r(m)` for cells holding ``m >= 2`` atoms; default :data:`R_BAR`
+        :math:`\bar r(m)` for cells holding ``m >= 2`` atoms; default ``R_BAR``
         (the values 4 and 6 for ``m = 2, 3`` derived in the paper).  A cell with
         more atoms than the mapping covers raises ``ValueError``.
 

@@ -1,6 +1,6 @@
 """Fused drivers for bandit learners: the round loop of one replication compiled.
 
-As for the full-information drivers (:mod:`expertlab.sim._kernels`), the body
+As for the full-information drivers, the body
 of one replication is written once (:func:`_make_body`) from the learner's
 and the instance's scalar functions and compiled twice: in an
 ``@njit(parallel=True)`` driver with ``prange`` over replications, and in a

@@ -1,6 +1,6 @@
 """``sim.run``: the only time loop for online learners.
 
-One loop drives every learner–environment pair of every family (DESIGN §2):
+One loop drives every learner–environment pair of every family:
 the engine derives the keys, calls ``observe``/``act``/``step``/``update``
 once per step for all replications at once, folds the environment's ``info``
 into the metrics and reads them at the checkpoints.  This array path over
@@ -101,11 +101,11 @@ def register_fast_path(backend: str, name: str, *, supports, metrics, driver,
     ``metrics`` (for a procedure with a stopping time, ``final`` holds
     ``stopped``, ``stopping_time`` and ``answer`` too);
     ``learner_final=True`` says that ``final`` also holds the learner's
-    :attr:`Learner.final` values (without it, ``"auto"`` runs learners that
+    ``Learner.final`` values (without it, ``"auto"`` runs learners that
     have final values on the array path).  ``prepare``, when given, takes the
     driver's arguments and compiles (or loads from the disk cache) what the
     driver will run, so that :func:`run` can leave compile time out of
-    :attr:`RunResult.wall_time`; its return value is ignored.  The
+    ``RunResult.wall_time``; its return value is ignored.  The
     conformance tests check every path against the array path to 1e-10.
     """
     check_backend(backend)

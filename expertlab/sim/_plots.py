@@ -235,7 +235,7 @@ def plot(results, labels=None, *, metric=None, ax=None, z: float = 1.96, loglog:
     results : RunResult, SweepResult or sequence of RunResult
         Runs in the same unit (all rounds, all episodes, ...).
     labels : sequence of str, optional
-        One legend label per run; default :func:`default_labels`, which
+        One legend label per run; default ``default_labels``, which
         names the learner and the parameters that differ between the runs,
         so that two configurations never share a label.
     metric : str, optional

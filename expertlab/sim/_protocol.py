@@ -1,8 +1,8 @@
 """The protocol of the one engine: learners, environments and metrics.
 
-Every online learner of every family runs through :func:`expertlab.sim.run`
-(DESIGN §2).  The engine owns the time loop, the randomness, the checkpoints
-and the result; a family only supplies records of pure functions.
+Every online learner of every family runs through :func:`expertlab.sim.run`.
+The engine owns the time loop, the randomness, the checkpoints and the result;
+a family only supplies records of pure functions.
 
 Learner
     ``init(spec, n_reps, keys, xp) -> state``,
@@ -28,7 +28,7 @@ Metric
     (per-replication values at the horizon).
 
 The engine derives replication keys from ``(seed, rep_offset + r)`` and round
-keys from those (:mod:`expertlab._random`): replication ``r`` gives the same
+keys from those (counter-based hashing): replication ``r`` gives the same
 numbers alone, in a batch, in a block of a sweep, and on every backend.
 """
 
@@ -190,7 +190,7 @@ class KernelSpec(NamedTuple):
     ``update``; a step function may read it instead of recomputing it.  Step
     functions called every round that allocate nothing should be declared
     ``register_jitable(forceinline=True, _nrt=False)`` (see
-    :mod:`expertlab.sim.kernels` for the vectorisable helpers ``ksum``,
+    ``expertlab.sim.kernels`` for the vectorisable helpers ``ksum``,
     ``kdot``, ``kmax`` and ``exp_nonpos``).
     """
 
@@ -224,7 +224,7 @@ class Learner(NamedTuple):
     name : str
         Registered name (``"hedge"``, ``"ucb1"``, ``"ucbvi"``, ...).
     feedback : str
-        The kind of environment it runs on (:attr:`EnvSpec.feedback`).
+        The kind of environment it runs on (``EnvSpec.feedback``).
     init, act, update : callable
         The protocol functions.
     params : mapping
@@ -239,7 +239,7 @@ class Learner(NamedTuple):
     final : callable or None
         ``final(state) -> {name: (n_reps, ...)}``: per-replication values of
         the learner's final state that the run should return in
-        :attr:`RunResult.final` (fitted weights, estimates, ...).
+        ``RunResult.final`` (fitted weights, estimates, ...).
     check_spec : callable or None
         ``check_spec(spec)`` raises a ``ValueError`` naming the setting when
         the learner cannot run on an environment with this :class:`EnvSpec`
@@ -383,8 +383,8 @@ class Environment:
 
     Subclasses define the attributes ``name`` (str), ``params`` (a mapping
     of the constructor's settings) and ``spec`` (an :class:`EnvSpec`), and
-    the methods :meth:`reset`,
-    :meth:`step`, :meth:`available_metrics` and usually :meth:`observe`;
+    the methods ``reset``,
+    ``step``, ``available_metrics`` and usually :meth:`observe`;
     ``default_metrics`` names the metrics :func:`expertlab.sim.run` records
     when none are asked for (default: all available).
     """

@@ -440,7 +440,7 @@ class RunResult:
         FileNotFoundError
             If neither file exists (the message names the path).
         ValueError
-            (:class:`expertlab.sim._storage.BlockError`, with ``.path``) naming
+            (a subclass with a ``.path`` attribute) naming
             the file at fault if the pair is damaged: a file is missing (an
             interrupted save), the sidecar does not parse, or the ``.npz``
             does not match the SHA-256 the sidecar records (truncated or

@@ -612,7 +612,7 @@ def load_block(directory, block: int) -> RunResult:
 
     Examples
     --------
-    See :func:`write_block`.
+    See ``write_block``.
     """
     side = read_sidecar(directory, block)
     npz_path, json_path = block_paths(directory, block)

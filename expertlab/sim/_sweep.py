@@ -1,4 +1,4 @@
-"""Resumable sweeps: a grid of configs times replication blocks (DESIGN §2).
+"""Resumable sweeps: a grid of configs times replication blocks.
 
 A *config* is plain JSON data naming a learner and an instance from the
 registries, their parameters, the horizon and the backend::
@@ -30,8 +30,8 @@ Design choices
   seed: the same config on ``numpy`` and ``numba`` gives the same numbers to
   floating-point tolerance.  The folder name (config id) hashes the whole
   config, backend included.
-* **Resume.**  Blocks already stored in ``out`` (see
-  :mod:`expertlab.sim._storage` for the layout and the commit protocol) are
+* **Resume.**  Blocks already stored in ``out`` (the layout and the commit protocol
+  are described in the user guide's sweeps page) are
   loaded, not recomputed; missing, partial or corrupt ones are computed.
   A stored last block with fewer replications than the current ``n_reps``
   asks for (the sweep grew) is recomputed; any other disagreement between the
@@ -109,7 +109,7 @@ def default_registries() -> tuple[dict, dict]:
 
     Read from :func:`expertlab.sim.learners` and
     :func:`expertlab.sim.environments`, which every family fills when
-    :mod:`expertlab` is imported, so a sweep can mix learners of any family.
+    ``expertlab`` is imported, so a sweep can mix learners of any family.
 
     Returns
     -------
@@ -157,7 +157,7 @@ def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None
         default ``{}``), ``backend`` (default ``"auto"``) and ``checkpoints``
         (a list of rounds, default the log-spaced grid of :func:`sim.run`).
     learners, instances : mapping of str to callable, optional
-        Factories by name; default :func:`default_registries` (the experts'
+        Factories by name; default ``default_registries`` (the experts'
         and the bandits' registries together).
     name : str
         How to call the config in error messages.
@@ -277,7 +277,7 @@ def config_seed(config: Mapping[str, Any], seed: int = 0) -> int:
     Parameters
     ----------
     config : mapping
-        A config as returned by :func:`normalize_config`.
+        A config as returned by ``normalize_config``.
     seed : int
         Root seed of the sweep.
 
@@ -312,7 +312,7 @@ def expand_grid(base: Mapping[str, Any], grid: Mapping[str, list]) -> list[dict]
     Parameters
     ----------
     base : mapping
-        A config (see :func:`normalize_config`) shared by all grid points.
+        A config (see ``normalize_config``) shared by all grid points.
     grid : mapping of str to list
         Keys are config keys (``"horizon"``, ``"learner"``, ...) or dotted
         keys into the parameter mappings (``"learner_params.eta"``,
@@ -388,7 +388,7 @@ def load_sweep_spec(path) -> dict:
 
     The file has the keys ``base`` (a config, required), ``grid`` (dotted
     keys to lists, optional, see :func:`expand_grid`), ``n_reps`` (required),
-    ``block_size`` (default :data:`DEFAULT_BLOCK_SIZE`), ``seed``
+    ``block_size`` (default ``DEFAULT_BLOCK_SIZE``), ``seed``
     (default 0) and ``out`` (optional; a relative path is taken from the
     sweep file's folder).  In TOML::
 
@@ -528,7 +528,7 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
     Parameters
     ----------
     config : mapping
-        A normalised config (:func:`normalize_config`).
+        A normalised config (``normalize_config``).
     block : int
         Block index ``k``.
     block_size : int
@@ -536,7 +536,7 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
     n_reps : int
         Replications of the whole sweep (to size the last block).
     seed : int
-        The config's seed (:func:`config_seed`), the same for all its blocks.
+        The config's seed (``config_seed``), the same for all its blocks.
     learners, instances : mapping, optional
         Factories by name; default the package registries (imported in the
         worker).
@@ -620,7 +620,7 @@ class SweepResult:
     config_ids : tuple of str
         Their ids (folder names under ``out``).
     seeds : tuple of int
-        Their derived seeds (see :func:`config_seed`).
+        Their derived seeds (see ``config_seed``).
     results : tuple of RunResult
         All ``n_reps`` replications of each config (``RunResult.concat`` of
         its blocks).
@@ -1186,7 +1186,7 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
     Parameters
     ----------
     configs : list of dict, or {"base": dict, "grid": dict}
-        Configs (see :func:`normalize_config`), or a grid spec expanded with
+        Configs (see ``normalize_config``), or a grid spec expanded with
         :func:`expand_grid`.  Configs must be distinct.
     n_reps : int
         Replications per config.
@@ -1195,10 +1195,10 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         ``k * block_size ..``.  The numbers do not depend on it, but resuming
         into ``out`` needs the block size used before.
     seed : int
-        Root seed; each config's seed is :func:`config_seed` of it.
+        Root seed; each config's seed is ``config_seed`` of it.
     out : str or path-like, optional
         Sweep folder.  Each block is written there as soon as it finishes
-        (layout in :mod:`expertlab.sim._storage`) and blocks already there
+        (layout in the user guide's sweeps page) and blocks already there
         are loaded instead of computed.  Without ``out`` nothing is written.
     executor : None, "serial" or Executor
         None: a local :class:`~concurrent.futures.ProcessPoolExecutor` with
@@ -1209,7 +1209,7 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         Otherwise any object whose ``submit`` returns
         :mod:`concurrent.futures` or Dask futures (a ``ThreadPoolExecutor``,
         a ``dask.distributed.Client``, ...); it is left open.  Its workers must
-        be able to import :mod:`expertlab` and the factories.
+        be able to import ``expertlab`` and the factories.
     scheduler : str, optional
         Address of a Dask scheduler (``"tcp://host:8786"``): a
         ``distributed.Client`` is opened on it for this call (needs the
@@ -1221,7 +1221,7 @@ def sweep(configs, n_reps: int, *, block_size: int = DEFAULT_BLOCK_SIZE, seed: i
         terminal; ``False``: never; ``True``: on any output.  The runs of
         the blocks show none of their own.
     learners, instances : mapping of str to callable, optional
-        Factories by name, instead of :func:`default_registries` (the
+        Factories by name, instead of ``default_registries`` (the
         experts' and the bandits' registries together).  For process or Dask
         workers they must be importable top-level functions.
 
