@@ -208,9 +208,9 @@ def bellman_backup(transitions, rewards, gamma, values):
     return _backup(transitions, rewards, gamma, values)
 
 
-def _backup(transitions, rewards, gamma, values):
-    """:func:`bellman_backup` without the checks (the planners' inner loops)."""
-    xp = get_namespace(transitions, values)
+def _backup(transitions, rewards, gamma, values, xp=None):
+    """:func:`bellman_backup` without the checks (the planners' inner loops; they pass their ``xp``)."""
+    xp = get_namespace(transitions, values) if xp is None else xp
     s, a = transitions.shape[-3], transitions.shape[-2]
     flat = xp.reshape(transitions, (*transitions.shape[:-3], s * a, s))  # one matrix-vector product per MDP
     pv = xp.matmul(flat, values[..., :, None])[..., 0]
@@ -328,7 +328,7 @@ def _vi_loop(p, r, gamma, v, tol, max_iter, xp):
     n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
     path = []
     for _ in range(max_iter):
-        v_new = xp.max(_backup(p, r, gamma, v), axis=-1)
+        v_new = xp.max(_backup(p, r, gamma, v, xp), axis=-1)
         delta = xp.max(xp.abs(v_new - v), axis=-1)
         path.append(xp.max(xp.where(active, delta, 0.0)))
         v = xp.where(active[..., None], v_new, v)
@@ -472,7 +472,7 @@ def policy_iteration(transitions, rewards=None, gamma=None, *, max_iter: int = 1
     stable = False
     for _ in range(max_iter):
         v = _evaluate(p, r, gamma, pi)
-        q = _backup(p, r, gamma, v)
+        q = _backup(p, r, gamma, v, xp)
         q_max = xp.max(q, axis=-1)
         q_cur = xp.take_along_axis(q, pi[..., None], axis=-1)[..., 0]
         res = xp.max(xp.abs(q_max - v), axis=-1)
