@@ -80,8 +80,16 @@ def test_value_iteration_cache_blocks_change_nothing(monkeypatch, per_block):
     m = TabularMDP(m.transitions.reshape(2, 3, 8, 3, 8), m.rewards.reshape(2, 3, 8, 3), m.gamma)
     whole = value_iteration(m, epsilon=1e-9)
     monkeypatch.setattr(planning, "_CPU_BLOCK_BYTES", per_block * 8 * 3 * 8 * 8)
-    assert planning._block_size(m.transitions, np) == per_block
+    blocks = []
+    loop = planning._vi_loop
+
+    def counting_loop(p, *args):
+        blocks.append(p.shape[0])
+        return loop(p, *args)
+
+    monkeypatch.setattr(planning, "_vi_loop", counting_loop)
     blocked = value_iteration(m, epsilon=1e-9)
+    assert blocks == ([1] * 6 if per_block == 1 else [4, 2])
     assert len(set(whole.n_iter.ravel().tolist())) > 1  # the blocks stop at different iterations
     for name in ("values", "q_values", "policy", "policy_values", "n_iter", "converged", "residual_path"):
         np.testing.assert_array_equal(getattr(blocked, name), getattr(whole, name), err_msg=name)
