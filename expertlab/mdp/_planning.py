@@ -6,7 +6,9 @@ in :mod:`expertlab.mdp._soft`).  Every solver works on arrays ``transitions (...
 ``rewards (..., S, A)`` whose leading axes index MDPs, advances all of them
 in one array operation per iteration (an MDP that has met its stopping rule
 is frozen, so its result is the one it would get alone), and returns a frozen
-result with certificates.
+result with certificates.  On a CPU, value iteration advances the batch in
+blocks of MDPs small enough to stay in cache, each to its own stop; the
+results are those of the whole batch at once.
 """
 
 from __future__ import annotations
