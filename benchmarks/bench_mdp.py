@@ -1,25 +1,39 @@
-"""Batched value iteration over many MDPs against a per-MDP loop of the same solver.
+"""Batched planning against a per-MDP loop and against pymdptoolbox; UCRL-VTR's cost per episode.
 
 Prints, in one run: the time of one batched :func:`expertlab.mdp.value_iteration`
 call over ``R`` random Garnet MDPs (``S = 100``, ``A = 5`` by default) and the
 time of ``R`` calls on the same MDPs one at a time, their ratio, and the
 largest difference between the two answers; then the same for small MDPs
-(``S = 10``, ``A = 3``), where the per-call Python overhead dominates.
-Last, UCRL-VTR's wall time per episode in the first and in the last block of
-a long run (batched over replications on the hard linear-mixture instance):
-its ridge statistics are updated by Sherman–Morrison, so the ratio of the two
-stays near 1 instead of growing with the episode index.  On a
-CPU the large case is bound by memory bandwidth (the batch streams all ``R``
-kernels each iteration, while one kernel of 400 kB stays in cache), so the
-batch gains little there; it pays for small MDPs and on a GPU.  Nothing is
-asserted: the numbers are for the record (JSON with ``--json``).
+(``S = 10``, ``A = 3``), where the per-call Python overhead dominates.  On a
+CPU the batch is iterated in blocks of MDPs whose kernels fit in a few MiB of
+cache, so it no longer streams all ``R`` kernels from memory at every
+iteration.
 
-    python benchmarks/bench_mdp.py [--quick] [--json PATH]
+Then UCRL-VTR's cost of an episode early and late in a long run (batched
+over replications on the hard linear-mixture instance): its ridge statistics
+are updated by Sherman–Morrison, so the ratio stays near 1 instead of
+growing with the episode index.  The recorded ratio times the learner's work
+(``act`` and ``update``) on the kept arguments of an early and of a late
+episode, interleaved; the per-block medians of whole episodes in each of
+``--vtr-repeat`` runs (CPU and wall time) are recorded beside it, but the two
+blocks run seconds apart, so on a shared machine a change of load moves them.
+
+Last, with pymdptoolbox installed, the batched ``value_iteration`` and
+``policy_iteration`` against pymdptoolbox's ``ValueIteration`` and
+``PolicyIteration`` called once per MDP, on ``--peer-mdps`` Garnet MDPs: the
+four are interleaved ``--repeat`` times and their medians compared (wall and
+process CPU time).  The BLAS thread pool is limited to ``--blas-threads``
+(1 by default, with threadpoolctl) for every timing: on a loaded machine a
+multi-threaded BLAS can spin for seconds on a batched 100 x 100 solve.
+Nothing is asserted: the numbers are for the record (JSON with ``--json``).
+
+    python benchmarks/bench_mdp.py [--quick] [--json PATH] [--repeat N] [--blas-threads N]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import time
@@ -27,7 +41,7 @@ import time
 import numpy as np
 
 from expertlab import sim
-from expertlab.mdp import TabularMDP, ucrl_vtr, value_iteration
+from expertlab.mdp import TabularMDP, policy_iteration, ucrl_vtr, value_iteration
 from expertlab.mdp.instances import garnet, hard_linear_mixture
 
 
@@ -41,12 +55,22 @@ def main(argv=None):
     p.add_argument("--epsilon", type=float, default=1e-6)
     p.add_argument("--quick", action="store_true", help="R = 32, seconds")
     p.add_argument("--json", default=None)
+    p.add_argument("--peer-mdps", type=int, default=32, help="MDPs of the pymdptoolbox comparison")
+    p.add_argument("--repeat", type=int, default=5, help="interleaved repeats of the pymdptoolbox comparison")
+    p.add_argument("--vtr-repeat", type=int, default=3, help="UCRL-VTR runs (the ratio is their median)")
+    p.add_argument("--blas-threads", type=int, default=1, help="BLAS threads for every timing (0: leave as is)")
     a = p.parse_args(argv)
     if a.quick:
         a.mdps = 32
-    recs = [_one(a.mdps, a.states, a.actions, a.branching, a.gamma, a.epsilon),
-            _one(a.mdps, 10, 3, 3, a.gamma, a.epsilon),
-            _vtr_episode_time(2000 if a.quick else 20_000, 32)]
+    with _blas_threads(a.blas_threads):
+        recs = [_one(a.mdps, a.states, a.actions, a.branching, a.gamma, a.epsilon),
+                _one(a.mdps, 10, 3, 3, a.gamma, a.epsilon),
+                _vtr_episode_time(2000 if a.quick else 20_000, 32, repeat=a.vtr_repeat)]
+        peer = _against_pymdptoolbox(a.peer_mdps, a.states, a.actions, a.branching, a.gamma, a.epsilon, a.repeat)
+        if peer is not None:
+            recs.append(peer)
+    for rec in recs:
+        rec["blas_threads"] = a.blas_threads
     if a.json:
         with open(a.json, "w") as f:
             json.dump(recs, f, indent=2)
@@ -80,30 +104,157 @@ def _one(n_mdps, n_states, n_actions, branching, gamma, epsilon):
     return rec
 
 
-def _vtr_episode_time(n_episodes, n_reps, block=200):
-    """Wall time per episode of UCRL-VTR in the first and the last ``block`` episodes of one ``sim.run``.
+def _vtr_episode_time(n_episodes, n_reps, block=200, repeat=3, calls=200):
+    """UCRL-VTR's cost of an episode early and late in a run of ``n_episodes``, two ways.
 
-    A probe around the learner's ``act`` stamps the start of every episode;
-    an episode's time runs from its stamp to the next (plan, roll-out,
-    metrics and update; the last episode is left out).
+    (a) Per run (``repeat`` runs): a probe around the learner's ``act``
+    stamps the start of every episode with the thread's CPU time and the wall
+    time; an episode runs from its stamp to the next (plan, roll-out, metrics
+    and update; the last episode is left out); the ratio of the median over
+    the last ``block`` episodes to that over the first ``block``.  The two
+    blocks run seconds apart, so a change of the machine's load between them
+    moves this ratio.
+
+    (b) Interleaved: the learner's ``act`` and ``update`` arguments of
+    episode ``block // 2`` and of episode ``n_episodes - block // 2`` are
+    kept, and the learner's work of each episode (``act`` then ``update`` on
+    those arguments) is timed alternately ``calls`` times; the ratio of the
+    medians (late / early) is the one recorded as ``ratio_last_first``.
     """
     m = hard_linear_mixture(2, horizon=5, gap=0.05)
     learner = ucrl_vtr()
-    stamps = []
+    early, late = block // 2, n_episodes - block // 2
+    runs, kept = [], {}
+    for _ in range(repeat):
+        cpu, wall = [], []
 
-    def act(state, obs, keys):
-        stamps.append(time.perf_counter())
-        return learner.act(state, obs, keys)
+        def act(state, obs, keys):
+            cpu.append(time.thread_time())
+            wall.append(time.perf_counter())
+            if len(cpu) - 1 in (early, late):
+                kept[len(cpu) - 1] = [(state, obs, keys)]
+            return learner.act(state, obs, keys)
 
-    sim.run(learner._replace(act=act), m, horizon=n_episodes, n_reps=n_reps, seed=0, backend="numpy",
-            checkpoints=[n_episodes])
-    times = np.diff(np.array(stamps))  # episodes 1 .. K - 1
-    first, last = float(np.median(times[:block])), float(np.median(times[-block:]))
-    rec = {"learner": "ucrl_vtr", "episodes": n_episodes, "reps": n_reps, "block": block,
-           "first_block_s_per_episode": first, "last_block_s_per_episode": last, "ratio_last_first": last / first}
-    print(f"UCRL-VTR, R = {n_reps} replications, {n_episodes} episodes (hard instance, d = 4, H = 5): median "
-          f"{first * 1e3:.3f} ms per episode over the first {block}, {last * 1e3:.3f} ms over the last {block} "
-          f"(ratio {last / first:.2f})")
+        def update(state, policy, trajectory, keys=None):
+            if len(cpu) - 1 in (early, late):
+                kept[len(cpu) - 1].append((state, policy, trajectory, keys))
+            return learner.update(state, policy, trajectory, keys)
+
+        sim.run(learner._replace(act=act, update=update), m, horizon=n_episodes, n_reps=n_reps, seed=0,
+                backend="numpy", checkpoints=[n_episodes])
+        run = {}
+        for name, stamps in (("cpu", cpu), ("wall", wall)):
+            times = np.diff(np.array(stamps))  # episodes 1 .. K - 1
+            first, last = float(np.median(times[:block])), float(np.median(times[-block:]))
+            run.update({f"{name}_first_s": first, f"{name}_last_s": last, f"{name}_ratio": last / first})
+        runs.append(run)
+
+    def episode_work(k):
+        (a_args,), u_args = kept[k][:1], kept[k][1]
+        learner.act(*a_args)
+        learner.update(*u_args)
+
+    timed = {early: [], late: []}
+    for _ in range(calls):
+        for k in (early, late):
+            t0 = time.perf_counter()
+            episode_work(k)
+            timed[k].append(time.perf_counter() - t0)
+    t_early, t_late = float(np.median(timed[early])), float(np.median(timed[late]))
+    ratio = t_late / t_early
+    run_ratio = float(np.median([r["cpu_ratio"] for r in runs]))
+    rec = {"learner": "ucrl_vtr", "episodes": n_episodes, "reps": n_reps, "block": block, "repeat": repeat,
+           "runs": runs, "blocks_cpu_ratio_median": run_ratio,
+           "blocks_wall_ratio_median": float(np.median([r["wall_ratio"] for r in runs])),
+           "interleaved_episodes": [early, late], "interleaved_calls": calls,
+           "early_episode_s": t_early, "late_episode_s": t_late, "ratio_last_first": ratio}
+    print(f"UCRL-VTR, R = {n_reps} replications, {n_episodes} episodes (hard instance, d = 4, H = 5):\n"
+          f"  learner's work of episode {late} / episode {early}, {calls} interleaved calls: {ratio:.3f} "
+          f"({t_late * 1e3:.3f} ms / {t_early * 1e3:.3f} ms, medians)\n"
+          f"  whole episodes, last {block} / first {block} (CPU time, per run): "
+          f"{', '.join(format(r['cpu_ratio'], '.3f') for r in runs)}; wall time: "
+          f"{', '.join(format(r['wall_ratio'], '.3f') for r in runs)}")
+    return rec
+
+
+@contextlib.contextmanager
+def _blas_threads(n):
+    """Limit the BLAS thread pool to ``n`` threads (``0``: leave it) for the timings inside."""
+    if n <= 0:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print("threadpoolctl is not installed: the BLAS thread pool is left as it is")
+        yield
+        return
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield
+
+
+def _against_pymdptoolbox(n_mdps, n_states, n_actions, branching, gamma, epsilon, repeat):
+    """Batched ``value_iteration``/``policy_iteration`` against pymdptoolbox called once per MDP (``None`` if absent).
+
+    The four timings are interleaved ``repeat`` times and their medians
+    compared, so a change of the machine's load hits all of them alike.
+    pymdptoolbox's ``ValueIteration`` stops on the span of ``V_k - V_{k-1}``
+    below ``epsilon (1 - gamma) / gamma``, a weaker rule than the sup-norm one
+    of ``value_iteration``, so it runs fewer iterations for the same
+    ``epsilon``; the record also gives the time per MDP-iteration.
+    """
+    try:
+        import mdptoolbox.mdp as toolbox
+    except ImportError:
+        print("pymdptoolbox is not installed: no peer comparison")
+        return None
+    m = garnet(n_states, n_actions, branching, n_mdps=n_mdps, gamma=gamma, seed=0)
+    peer_p = [np.ascontiguousarray(np.transpose(m.transitions[i], (1, 0, 2))) for i in range(n_mdps)]
+
+    def peer(cls, **kw):
+        out = []
+        for i in range(n_mdps):
+            solver = cls(peer_p[i], m.rewards[i], gamma, **kw)
+            solver.run()
+            out.append(solver)
+        return out
+
+    runs = {"vi": lambda: value_iteration(m, epsilon=epsilon), "pi": lambda: policy_iteration(m),
+            "peer_vi": lambda: peer(toolbox.ValueIteration, epsilon=epsilon),
+            "peer_pi": lambda: peer(toolbox.PolicyIteration)}
+    times = {k: [] for k in runs}
+    cpu_times = {k: [] for k in runs}
+    out = {}
+    for _ in range(repeat):
+        for k, f in runs.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            out[k] = f()
+            times[k].append(time.perf_counter() - t0)
+            cpu_times[k].append(time.process_time() - c0)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    cpu = {k: float(np.median(v)) for k, v in cpu_times.items()}
+    vi, pi, peer_vi, peer_pi = out["vi"], out["pi"], out["peer_vi"], out["peer_pi"]
+    pi_diff = max(float(np.abs(np.array(s.V) - pi.values[i]).max()) for i, s in enumerate(peer_pi))
+    pi_same = all(np.array_equal(np.array(s.policy), pi.policy[i]) for i, s in enumerate(peer_pi))
+    vi_same = all(np.array_equal(np.array(s.policy), vi.policy[i]) for i, s in enumerate(peer_vi))
+    vi_iters, peer_vi_iters = int(vi.n_iter.sum()), sum(int(s.iter) for s in peer_vi)
+    rec = {
+        "peer": "pymdptoolbox", "mdps": n_mdps, "states": n_states, "actions": n_actions, "gamma": gamma,
+        "epsilon": epsilon, "repeat": repeat, "times_s": times, "median_s": med, "cpu_times_s": cpu_times,
+        "median_cpu_s": cpu, "vi_speedup": med["peer_vi"] / med["vi"], "pi_speedup": med["peer_pi"] / med["pi"],
+        "vi_cpu_speedup": cpu["peer_vi"] / cpu["vi"], "pi_cpu_speedup": cpu["peer_pi"] / cpu["pi"],
+        "vi_iterations": vi_iters, "peer_vi_iterations": peer_vi_iters,
+        "vi_speedup_per_iteration": (med["peer_vi"] / peer_vi_iters) / (med["vi"] / vi_iters),
+        "pi_max_value_difference": pi_diff, "pi_same_policies": pi_same, "vi_same_policies": vi_same,
+    }
+    print(f"against pymdptoolbox, {n_mdps} Garnet MDPs (S = {n_states}, A = {n_actions}, gamma = {gamma}), medians "
+          f"of {repeat} interleaved runs:\n"
+          f"  value iteration  (epsilon = {epsilon:g}): batched {med['vi'] * 1e3:.1f} ms, pymdptoolbox per MDP "
+          f"{med['peer_vi'] * 1e3:.1f} ms, x{rec['vi_speedup']:.2f} (CPU time x{rec['vi_cpu_speedup']:.2f}); iterations {vi_iters} against "
+          f"{peer_vi_iters} (span rule), x{rec['vi_speedup_per_iteration']:.2f} per MDP-iteration; "
+          f"same policies: {vi_same}\n"
+          f"  policy iteration: batched {med['pi'] * 1e3:.1f} ms, pymdptoolbox per MDP {med['peer_pi'] * 1e3:.1f} ms, "
+          f"x{rec['pi_speedup']:.2f} (CPU time x{rec['pi_cpu_speedup']:.2f}; max |value difference| {pi_diff:.1e}, same policies: {pi_same})")
     return rec
 
 

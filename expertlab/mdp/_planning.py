@@ -6,16 +6,19 @@ a separate solver of :mod:`expertlab.mdp`).  Every solver works on arrays ``tran
 ``rewards (..., S, A)`` whose leading axes index MDPs, advances all of them
 in one array operation per iteration (an MDP that has met its stopping rule
 is frozen, so its result is the one it would get alone), and returns a frozen
-result with certificates.
+result with certificates.  On a CPU, value iteration advances the batch in
+blocks of MDPs small enough to stay in cache, each to its own stop; the
+results are those of the whole batch at once.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
-from .._backend import get_namespace
+from .._backend import asnumpy, get_namespace
 from .._repr import short_repr
 from .._validation import check_float, check_int
 from ._models import FiniteHorizonMDP, TabularMDP, _array, check_kernel
@@ -207,9 +210,9 @@ def bellman_backup(transitions, rewards, gamma, values):
     return _backup(transitions, rewards, gamma, values)
 
 
-def _backup(transitions, rewards, gamma, values):
-    """:func:`bellman_backup` without the checks (the planners' inner loops)."""
-    xp = get_namespace(transitions, values)
+def _backup(transitions, rewards, gamma, values, xp=None):
+    """:func:`bellman_backup` without the checks (the planners' inner loops; they pass their ``xp``)."""
+    xp = get_namespace(transitions, values) if xp is None else xp
     s, a = transitions.shape[-3], transitions.shape[-2]
     flat = xp.reshape(transitions, (*transitions.shape[:-3], s * a, s))  # one matrix-vector product per MDP
     pv = xp.matmul(flat, values[..., :, None])[..., 0]
@@ -272,9 +275,14 @@ def policy_evaluation(transitions, rewards, gamma, policy):
 def _evaluate(transitions, rewards, gamma, pi):
     """:func:`policy_evaluation` on checked arguments (``pi`` int64); the solvers call it in their loops."""
     xp = get_namespace(transitions)
-    s = transitions.shape[-1]
-    p_pi = xp.take_along_axis(transitions, pi[..., :, None, None], axis=-2)[..., 0, :]
-    r_pi = xp.take_along_axis(rewards, pi[..., :, None], axis=-1)[..., 0]
+    batch, s, a = tuple(transitions.shape[:-3]), transitions.shape[-3], transitions.shape[-2]
+    # the rows (s, pi(s)) of every MDP as indices into the kernels stacked as (n S A, S): one row gather
+    n = math.prod(batch)
+    rows = (xp.reshape(pi, (n, s)) + a * xp.arange(s, dtype=xp.int64)
+            + (s * a) * xp.arange(n, dtype=xp.int64)[:, None])
+    rows = xp.reshape(rows, (n * s,))
+    p_pi = xp.reshape(xp.take(xp.reshape(transitions, (n * s * a, s)), rows, axis=0), (*batch, s, s))
+    r_pi = xp.reshape(xp.take(xp.reshape(rewards, (n * s * a,)), rows, axis=0), (*batch, s))
     lhs = xp.eye(s, dtype=transitions.dtype) - gamma * p_pi
     return xp.linalg.solve(lhs, r_pi[..., None])[..., 0]
 
@@ -287,6 +295,51 @@ def _certify(p, r, gamma, v, n_iter, converged, path):
     vp = _evaluate(p, r, gamma, pi)
     pres = xp.max(xp.abs(xp.max(_backup(p, r, gamma, vp), axis=-1) - vp), axis=-1)
     return PlanningResult(v, q, pi, vp, res, pres, n_iter, converged, gamma, np.asarray(path, dtype=np.float64))
+
+
+#: Bytes of kernel per block of MDPs that value iteration iterates together on a CPU (the block stays in cache).
+_CPU_BLOCK_BYTES = 4 << 20
+
+
+def _block_size(p, xp) -> int:
+    """How many MDPs of ``p (..., S, A, S)`` value iteration advances together.
+
+    On a CPU (NumPy, or the strict reference namespace) the batch is cut into
+    blocks whose kernels fit in about :data:`_CPU_BLOCK_BYTES`: a block then
+    stays in cache over its iterations instead of the whole batch streaming
+    from memory at every iteration.  Elsewhere (a GPU) the whole batch is one
+    block.  The blocks change no result: every MDP iterates on its own.
+    """
+    from array_api_compat import is_array_api_strict_namespace, is_numpy_namespace
+
+    n_mdps = math.prod(p.shape[:-3])
+    if not (is_numpy_namespace(xp) or is_array_api_strict_namespace(xp)):
+        return max(n_mdps, 1)
+    per_mdp = math.prod(p.shape[-3:]) * (xp.finfo(p.dtype).bits // 8)
+    return max(1, _CPU_BLOCK_BYTES // max(per_mdp, 1))
+
+
+def _vi_loop(p, r, gamma, v, tol, max_iter, xp):
+    """Value iteration on checked arrays: ``(values, n_iter, active, residual_path)``.
+
+    The residuals are kept on the device until the loop ends (one transfer,
+    not one per iteration); the loop checks once per iteration whether any
+    MDP is still active.
+    """
+    active = xp.ones(p.shape[:-3], dtype=xp.bool)
+    n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
+    path = []
+    for _ in range(max_iter):
+        v_new = xp.max(_backup(p, r, gamma, v, xp), axis=-1)
+        delta = xp.max(xp.abs(v_new - v), axis=-1)
+        path.append(xp.max(xp.where(active, delta, 0.0)))
+        v = xp.where(active[..., None], v_new, v)
+        n_iter = n_iter + xp.astype(active, xp.int64)
+        active = active & ~(delta < tol)
+        if not bool(xp.any(active)):
+            break
+    path = asnumpy(xp.stack(path)) if path else np.zeros(0)
+    return v, n_iter, active, np.asarray(path, dtype=np.float64)
 
 
 def value_iteration(transitions, rewards=None, gamma=None, *, epsilon: float = 1e-6, max_iter: int = 100_000,
@@ -346,18 +399,24 @@ def value_iteration(transitions, rewards=None, gamma=None, *, epsilon: float = 1
             raise ValueError("values0 contains NaN or infinite values")
         v = v + values0
     tol = epsilon * (1.0 - gamma) / (2.0 * gamma) if gamma > 0 else xp.inf
-    active = xp.ones(p.shape[:-3], dtype=xp.bool)
-    n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
-    path = []
-    for _ in range(max_iter):
-        v_new = xp.max(_backup(p, r, gamma, v), axis=-1)
-        delta = xp.max(xp.abs(v_new - v), axis=-1)
-        path.append(largest_active(delta, active, xp))
-        v = xp.where(active[..., None], v_new, v)
-        n_iter = n_iter + xp.astype(active, xp.int64)
-        active = active & ~(delta < tol)
-        if not bool(xp.any(active)):
-            break
+    batch = tuple(p.shape[:-3])
+    n_mdps = math.prod(batch)
+    size = _block_size(p, xp)
+    if len(batch) == 0 or size >= n_mdps:
+        v, n_iter, active, path = _vi_loop(p, r, gamma, v, tol, max_iter, xp)
+    else:  # cache blocking: each block of MDPs iterates to its own stop while its kernels stay in cache
+        tail_p, tail_r = tuple(p.shape[-3:]), tuple(r.shape[-2:])
+        pf, rf = xp.reshape(p, (n_mdps, *tail_p)), xp.reshape(r, (n_mdps, *tail_r))
+        vf = xp.reshape(v, (n_mdps, v.shape[-1]))
+        parts = [_vi_loop(pf[i:i + size, ...], rf[i:i + size, ...], gamma, vf[i:i + size, ...], tol, max_iter, xp)
+                 for i in range(0, n_mdps, size)]
+        v = xp.reshape(xp.concat([q[0] for q in parts], axis=0), v.shape)
+        n_iter = xp.reshape(xp.concat([q[1] for q in parts], axis=0), batch)
+        active = xp.reshape(xp.concat([q[2] for q in parts], axis=0), batch)
+        # a block that stopped earlier contributes nothing to later entries (residuals are >= 0)
+        path = np.zeros(max(q[3].size for q in parts))
+        for q in parts:
+            path[:q[3].size] = np.maximum(path[:q[3].size], q[3])
     return _certify(p, r, gamma, v, n_iter, ~active, path)
 
 
@@ -412,22 +471,27 @@ def policy_iteration(transitions, rewards=None, gamma=None, *, max_iter: int = 1
     active = xp.ones(p.shape[:-3], dtype=xp.bool)
     n_iter = xp.zeros(p.shape[:-3], dtype=xp.int64)
     path = []
+    stable = False
     for _ in range(max_iter):
         v = _evaluate(p, r, gamma, pi)
-        q = _backup(p, r, gamma, v)
+        q = _backup(p, r, gamma, v, xp)
+        q_max = xp.max(q, axis=-1)
         q_cur = xp.take_along_axis(q, pi[..., None], axis=-1)[..., 0]
-        path.append(largest_active(xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1), active, xp))
-        best = xp.argmax(q, axis=-1)
-        improve = xp.max(q, axis=-1) > q_cur + tol
-        new_pi = xp.where(improve & active[..., None], best, pi)
+        res = xp.max(xp.abs(q_max - v), axis=-1)
+        path.append(xp.max(xp.where(active, res, 0.0)))
+        improve = q_max > q_cur + tol
+        new_pi = xp.where(improve & active[..., None], xp.argmax(q, axis=-1), pi)
         n_iter = n_iter + xp.astype(active, xp.int64)
         active = active & xp.any(improve, axis=-1)
         pi = new_pi
         if not bool(xp.any(active)):
+            stable = True  # no policy changed in this iteration: v, q and res are those of the final pi
             break
-    v = _evaluate(p, r, gamma, pi)
-    q = _backup(p, r, gamma, v)
-    res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
+    if not stable:
+        v = _evaluate(p, r, gamma, pi)
+        q = _backup(p, r, gamma, v)
+        res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
+    path = asnumpy(xp.stack(path)) if path else np.zeros(0)
     return PlanningResult(v, q, pi, v, res, res, n_iter, ~active, gamma, np.asarray(path, dtype=np.float64))
 
 

@@ -69,6 +69,48 @@ def test_batch_equals_one_at_a_time():
         np.testing.assert_allclose(p1.values, pb.values[i], rtol=0, atol=1e-12)
 
 
+
+@pytest.mark.parametrize("per_block", [1, 4])
+def test_value_iteration_cache_blocks_change_nothing(monkeypatch, per_block):
+    """On the CPU the batch is iterated in blocks of MDPs; blocks of 1 or 4 (of 6, batch shape (2, 3)) give
+    the bits of one block, and the residual path is the largest residual over the MDPs still iterating."""
+    import expertlab.mdp._planning as planning
+
+    m = garnet(8, 3, 3, n_mdps=6, gamma=0.9, seed=3)
+    m = TabularMDP(m.transitions.reshape(2, 3, 8, 3, 8), m.rewards.reshape(2, 3, 8, 3), m.gamma)
+    whole = value_iteration(m, epsilon=1e-9)
+    monkeypatch.setattr(planning, "_CPU_BLOCK_BYTES", per_block * 8 * 3 * 8 * 8)
+    blocks = []
+    loop = planning._vi_loop
+
+    def counting_loop(p, *args):
+        blocks.append(p.shape[0])
+        return loop(p, *args)
+
+    monkeypatch.setattr(planning, "_vi_loop", counting_loop)
+    blocked = value_iteration(m, epsilon=1e-9)
+    assert blocks == ([1] * 6 if per_block == 1 else [4, 2])
+    assert len(set(whole.n_iter.ravel().tolist())) > 1  # the blocks stop at different iterations
+    for name in ("values", "q_values", "policy", "policy_values", "n_iter", "converged", "residual_path"):
+        np.testing.assert_array_equal(getattr(blocked, name), getattr(whole, name), err_msg=name)
+    singles = [value_iteration(TabularMDP(m.transitions[i, j], m.rewards[i, j], m.gamma), epsilon=1e-9)
+               for i in range(2) for j in range(3)]
+    expected = np.zeros(max(s.residual_path.size for s in singles))
+    for s in singles:
+        expected[:s.residual_path.size] = np.maximum(expected[:s.residual_path.size], s.residual_path)
+    np.testing.assert_array_equal(blocked.residual_path, expected)
+
+
+def test_policy_iteration_stopped_early_evaluates_its_last_policy():
+    m = garnet(12, 4, 3, gamma=0.95, seed=1)
+    full = policy_iteration(m)
+    assert int(full.n_iter) > 2
+    cut = policy_iteration(m, max_iter=1)
+    assert not bool(cut.converged) and int(cut.n_iter) == 1
+    assert not np.array_equal(cut.policy, np.zeros(12, dtype=int))  # one improvement step was taken
+    np.testing.assert_array_equal(cut.values, policy_evaluation(m.transitions, m.rewards, m.gamma, cut.policy))
+    assert float(cut.bellman_residual) > float(full.bellman_residual) + 1e-6
+
 def test_gamma_zero_and_bad_arguments():
     p, r = two_state()
     res = value_iteration(p, r, 0.0)
