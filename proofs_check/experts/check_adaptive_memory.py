@@ -102,7 +102,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import beta
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import round_key
 from expertlab.experts import memory_adaptive, recent_plays_attack
 
 pytestmark = pytest.mark.proof
@@ -162,7 +163,7 @@ def settings_and_losses(draw):
 def play(learner, state, rep_keys, t):
     """``(i_t, p, state, round keys)``: the learner's act in round ``t`` (with the keys sim.run would pass)."""
     with np.errstate(over="ignore"):
-        keys = _random.round_key(rep_keys, np.uint64(t))
+        keys = round_key(rep_keys, np.uint64(t))
     p, state = learner.act(state, None, keys)
     i_t = np.argmax(p, axis=1)
     np.testing.assert_array_equal(p.sum(axis=1), 1.0)

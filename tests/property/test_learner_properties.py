@@ -34,7 +34,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from expertlab import _random
+from expertlab.random import LEARNER_STREAM, rep_key, round_key, stream_key
 from expertlab import sim
 from expertlab.experts import HedgeState, hedge
 
@@ -60,8 +60,8 @@ def learner_keys(rep_ids, t):
     """The learner's round-``t`` keys for the given replication indices (as ``sim.run`` derives them)."""
     reps = np.asarray(rep_ids, dtype=np.uint64)
     with np.errstate(over="ignore"):  # uint64 hashing wraps by design
-        rk = _random.rep_key(np.full(reps.shape, SEED, dtype=np.uint64), reps)
-        return _random.round_key(_random.stream_key(rk, _random.LEARNER_STREAM), np.uint64(t))
+        rk = rep_key(np.full(reps.shape, SEED, dtype=np.uint64), reps)
+        return round_key(stream_key(rk, LEARNER_STREAM), np.uint64(t))
 
 
 def drive(learner, losses, awake=None, rep_ids=None, state=None, t0=0):

@@ -9,7 +9,9 @@ integers reduced modulo 2**64.  The engine's keys are read off a run of
 
 from __future__ import annotations
 
+import ast
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +26,7 @@ from expertlab.testing import run_in_cuda_simulator
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 M1, M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+ROOT = Path(__file__).resolve().parents[2]
 words = st.integers(0, MASK)
 
 
@@ -241,3 +244,56 @@ def test_the_functions_run_in_cuda_device_code_under_the_simulator():
 def test_bad_input_is_refused_naming_the_argument(call, error, name):
     with pytest.raises(error, match=name):
         call()
+
+
+# --------------------------------------------------------------------------
+# the tests use the public module
+
+
+def _called_name(func):
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def private_random_imports(source: str) -> list[str]:
+    """Lines of ``source`` that import ``expertlab._random`` (import, from-import or importlib call)."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            hits += [f"line {node.lineno}" for a in node.names if a.name.split(".")[:2] == ["expertlab", "_random"]]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if parts[:2] == ["expertlab", "_random"] or (
+                    parts == ["expertlab"] and any(a.name == "_random" for a in node.names)):
+                hits.append(f"line {node.lineno}")
+        elif isinstance(node, ast.Call) and _called_name(node.func) in ("import_module", "__import__") \
+                and node.args and isinstance(node.args[0], ast.Constant) \
+                and str(node.args[0].value).split(".")[:2] == ["expertlab", "_random"]:
+            hits.append(f"line {node.lineno}")
+    return hits
+
+
+@pytest.mark.parametrize("source, found", [
+    ("from expertlab import _random", True),
+    ("from expertlab import sim, _random as r", True),
+    ("from expertlab._random import uniform", True),
+    ("import expertlab._random", True),
+    ("import expertlab._random as r", True),
+    ("import importlib\nimportlib.import_module('expertlab._random')", True),
+    ("__import__('expertlab._random')", True),
+    ("name = 'expertlab._random'.startswith('x')", False),
+    ("from expertlab import random", False),
+    ("from expertlab.random import uniform", False),
+    ("import random\nx = '_random'", False),
+    ("def _random(): pass", False),
+])
+def test_the_scan_recognises_private_imports(source, found):
+    assert bool(private_random_imports(source)) is found
+
+
+def test_no_test_file_imports_the_private_random_module():
+    """Tests and proof checks draw keys through ``expertlab.random``, the surface users have."""
+    files = sorted([*ROOT.joinpath("tests").rglob("*.py"), *ROOT.joinpath("proofs_check").rglob("*.py")])
+    assert len(files) > 50  # the scan sees the suites
+    offenders = {str(f.relative_to(ROOT)): hits for f in files
+                 if (hits := private_random_imports(f.read_text(encoding="utf-8")))}
+    assert not offenders, f"import expertlab.random instead of expertlab._random in: {offenders}"
