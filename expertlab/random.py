@@ -65,11 +65,11 @@ Examples
 The learner's keys of round 5 of replications 0..2 under seed 7 are the ones
 ``sim.run(..., seed=7)`` passes to ``learner.act``:
 
->>> from expertlab import random as xr
->>> keys = xr.engine_keys(7, n_reps=3, t=5)
+>>> from expertlab.random import engine_keys, uniform
+>>> keys = engine_keys(7, n_reps=3, t=5)
 >>> keys.learner.dtype, keys.learner.shape
 (dtype('uint64'), (3,))
->>> u = xr.uniform(keys.env, 0)          # draw 0 of the round, one per replication
+>>> u = uniform(keys.env, 0)          # draw 0 of the round, one per replication
 >>> bool(((u > 0) & (u < 1)).all())
 True
 """

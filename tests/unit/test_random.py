@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from expertlab import random as xr
+from expertlab import random as erandom
 from expertlab import sim
 from expertlab.experts import hedge, instances
 from expertlab.testing import run_in_cuda_simulator
@@ -54,38 +54,38 @@ def ref_uniform(k, j):
 
 def test_stream_key_is_the_splitmix64_finaliser():
     """SplitMix64 from state 0 outputs mix(GAMMA), mix(2 GAMMA), ...: the published first outputs."""
-    assert int(xr.stream_key(GOLDEN, 0)) == 0xE220A8397B1DCDAF
-    assert int(xr.stream_key((2 * GOLDEN) & MASK, 0)) == 0x6E789E6AA1B965F4
-    assert int(xr.stream_key((3 * GOLDEN) & MASK, 0)) == 0x06C45D188009454F
+    assert int(erandom.stream_key(GOLDEN, 0)) == 0xE220A8397B1DCDAF
+    assert int(erandom.stream_key((2 * GOLDEN) & MASK, 0)) == 0x6E789E6AA1B965F4
+    assert int(erandom.stream_key((3 * GOLDEN) & MASK, 0)) == 0x06C45D188009454F
 
 
 @settings(max_examples=30, deadline=None)
 @given(words, words, words, st.integers(0, 2**53))
 def test_keys_and_draws_follow_the_documented_formulas(seed, rep, t, j):
-    rk = xr.rep_key(seed, rep)
+    rk = erandom.rep_key(seed, rep)
     assert int(rk) == ref_rep_key(seed, rep)
-    kt = xr.round_key(rk, t)
+    kt = erandom.round_key(rk, t)
     assert int(kt) == ref_round_key(int(rk), t)
-    assert int(xr.stream_key(rk, xr.LEARNER_STREAM)) == mix(int(rk) ^ int(xr.LEARNER_STREAM))
-    assert float(xr.uniform(kt, j)) == ref_uniform(int(kt), j)
+    assert int(erandom.stream_key(rk, erandom.LEARNER_STREAM)) == mix(int(rk) ^ int(erandom.LEARNER_STREAM))
+    assert float(erandom.uniform(kt, j)) == ref_uniform(int(kt), j)
     u1, u2 = ref_uniform(int(kt), 2 * j), ref_uniform(int(kt), 2 * j + 1)
-    assert float(xr.normal(kt, j)) == pytest.approx(math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2),
+    assert float(erandom.normal(kt, j)) == pytest.approx(math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2),
                                                     rel=1e-12, abs=1e-12)
 
 
 def test_arrays_broadcast_and_signed_integers_are_accepted():
-    keys = xr.rep_key(5, np.arange(4, dtype=np.uint64))
+    keys = erandom.rep_key(5, np.arange(4, dtype=np.uint64))
     assert keys.dtype == np.uint64 and keys.shape == (4,)
     assert [int(k) for k in keys] == [ref_rep_key(5, r) for r in range(4)]
-    np.testing.assert_array_equal(xr.rep_key(5, np.arange(4)), keys)            # int64 indices
-    np.testing.assert_array_equal(xr.rep_key(5, [0, 1, 2, 3]), keys)            # a list
-    u = xr.uniform(keys[:, None], np.arange(3, dtype=np.uint64)[None, :])
+    np.testing.assert_array_equal(erandom.rep_key(5, np.arange(4)), keys)            # int64 indices
+    np.testing.assert_array_equal(erandom.rep_key(5, [0, 1, 2, 3]), keys)            # a list
+    u = erandom.uniform(keys[:, None], np.arange(3, dtype=np.uint64)[None, :])
     assert u.shape == (4, 3)
     assert u.tolist() == [[ref_uniform(int(k), j) for j in range(3)] for k in keys]
 
 
 def test_uniforms_are_midpoints_strictly_inside_the_unit_interval():
-    u = xr.uniform(xr.round_key(xr.rep_key(1, np.arange(10_000, dtype=np.uint64)), 0), 0)
+    u = erandom.uniform(erandom.round_key(erandom.rep_key(1, np.arange(10_000, dtype=np.uint64)), 0), 0)
     assert np.all((u > 0) & (u < 1))
     scaled = u * 2.0**53 - 0.5
     np.testing.assert_array_equal(scaled, np.round(scaled))
@@ -94,7 +94,7 @@ def test_uniforms_are_midpoints_strictly_inside_the_unit_interval():
 
 
 def test_normal_draws_are_standard_normal():
-    z = xr.normal(xr.round_key(xr.rep_key(9, np.arange(40_000, dtype=np.uint64)), 3), 2)
+    z = erandom.normal(erandom.round_key(erandom.rep_key(9, np.arange(40_000, dtype=np.uint64)), 3), 2)
     n = z.size
     assert abs(z.mean()) < 5 / math.sqrt(n)
     assert abs(z.var() - 1.0) < 5 * math.sqrt(2 / n)
@@ -103,18 +103,19 @@ def test_normal_draws_are_standard_normal():
 
 def test_scalars_raise_no_overflow_warning():
     # pytest turns warnings into errors: NumPy warns on uint64 scalar overflow, which the hash does by design
-    xr.uniform(xr.round_key(xr.stream_key(xr.rep_key(MASK, MASK), xr.LEARNER_STREAM), MASK), MASK)
-    xr.normal(np.uint64(MASK), 7)
+    key = erandom.stream_key(erandom.rep_key(MASK, MASK), erandom.LEARNER_STREAM)
+    erandom.uniform(erandom.round_key(key, MASK), MASK)
+    erandom.normal(np.uint64(MASK), 7)
 
 
 def test_seed_to_uint64():
-    assert int(xr.seed_to_uint64(2**64 + 3)) == 3
+    assert int(erandom.seed_to_uint64(2**64 + 3)) == 3
     ss = np.random.SeedSequence(42)
-    assert int(xr.seed_to_uint64(ss)) == int(ss.generate_state(1, dtype=np.uint64)[0])
+    assert int(erandom.seed_to_uint64(ss)) == int(ss.generate_state(1, dtype=np.uint64)[0])
     with pytest.raises(ValueError, match="seed"):
-        xr.seed_to_uint64(-1)
+        erandom.seed_to_uint64(-1)
     with pytest.raises(TypeError, match="seed"):
-        xr.seed_to_uint64(1.0)
+        erandom.seed_to_uint64(1.0)
 
 
 # --------------------------------------------------------------------------
@@ -145,22 +146,22 @@ def test_engine_keys_are_the_keys_sim_run_passes(seed, rep_offset):
     log, n_reps, n, horizon = {}, 3, 4, 5
     sim.run(recording(hedge(), log), instances.iid_uniform(n), horizon=horizon, n_reps=n_reps, seed=seed,
             rep_offset=rep_offset, backend="numpy")
-    np.testing.assert_array_equal(log["init"], xr.engine_keys(seed, n_reps, rep_offset=rep_offset).learner)
+    np.testing.assert_array_equal(log["init"], erandom.engine_keys(seed, n_reps, rep_offset=rep_offset).learner)
     for t in range(horizon):
-        keys = xr.engine_keys(seed, n_reps, t=t, rep_offset=rep_offset)
+        keys = erandom.engine_keys(seed, n_reps, t=t, rep_offset=rep_offset)
         np.testing.assert_array_equal(log["act"][t], keys.learner)
         # iid_uniform reveals draw i of the environment's round key as expert i's loss
-        np.testing.assert_array_equal(log["loss"][t], xr.uniform(keys.env[:, None], np.arange(n)[None, :]))
+        np.testing.assert_array_equal(log["loss"][t], erandom.uniform(keys.env[:, None], np.arange(n)[None, :]))
     # the same keys from the elementary functions
-    s = xr.seed_to_uint64(seed)
-    env = xr.rep_key(s, np.arange(rep_offset, rep_offset + n_reps))
-    np.testing.assert_array_equal(xr.engine_keys(seed, n_reps, rep_offset=rep_offset).env, env)
-    np.testing.assert_array_equal(log["act"][2], xr.round_key(xr.stream_key(env, xr.LEARNER_STREAM), 2))
+    s = erandom.seed_to_uint64(seed)
+    env = erandom.rep_key(s, np.arange(rep_offset, rep_offset + n_reps))
+    np.testing.assert_array_equal(erandom.engine_keys(seed, n_reps, rep_offset=rep_offset).env, env)
+    np.testing.assert_array_equal(log["act"][2], erandom.round_key(erandom.stream_key(env, erandom.LEARNER_STREAM), 2))
 
 
 def test_a_block_holds_the_keys_of_the_batch():
-    batch = xr.engine_keys(11, 8, t=3)
-    block = xr.engine_keys(11, 3, t=3, rep_offset=4)
+    batch = erandom.engine_keys(11, 8, t=3)
+    block = erandom.engine_keys(11, 3, t=3, rep_offset=4)
     np.testing.assert_array_equal(batch.env[4:7], block.env)
     np.testing.assert_array_equal(batch.learner[4:7], block.learner)
     assert not np.array_equal(batch.env, batch.learner)
@@ -178,9 +179,9 @@ def test_play_losses_with_engine_keys_replays_a_randomised_learner():
     played = np.stack(log["play"], axis=1)                                   # (n_reps, horizon, n)
     assert np.all((played == 0.0) | (played == 1.0))  # one expert sampled per round: the keys decide which
     losses = np.stack(log["loss"], axis=1)
-    p, _ = play_losses(ftpl(), losses, keys=lambda t: xr.engine_keys(seed, n_reps, t=t).learner)
+    p, _ = play_losses(ftpl(), losses, keys=lambda t: erandom.engine_keys(seed, n_reps, t=t).learner)
     np.testing.assert_array_equal(p, played)
-    other, _ = play_losses(ftpl(), losses, keys=lambda t: xr.engine_keys(seed + 1, n_reps, t=t).learner)
+    other, _ = play_losses(ftpl(), losses, keys=lambda t: erandom.engine_keys(seed + 1, n_reps, t=t).learner)
     assert not np.array_equal(other, played)  # the comparison can fail: other keys, other plays
 
 
@@ -193,28 +194,28 @@ def test_the_functions_compile_in_numba_to_the_same_numbers():
 
     @njit
     def draws(seed, rep, t, j):
-        k = xr.round_key(xr.stream_key(xr.rep_key(seed, rep), xr.LEARNER_STREAM), t)
-        return xr.uniform(k, j), xr.normal(k, j)
+        k = erandom.round_key(erandom.stream_key(erandom.rep_key(seed, rep), erandom.LEARNER_STREAM), t)
+        return erandom.uniform(k, j), erandom.normal(k, j)
 
     args = (np.uint64(2**63 + 5), np.uint64(3), np.uint64(17), np.uint64(4))
-    k = xr.round_key(xr.stream_key(xr.rep_key(*args[:2]), xr.LEARNER_STREAM), args[2])
-    assert draws(*args) == (xr.uniform(k, args[3]), xr.normal(k, args[3]))
+    k = erandom.round_key(erandom.stream_key(erandom.rep_key(*args[:2]), erandom.LEARNER_STREAM), args[2])
+    assert draws(*args) == (erandom.uniform(k, args[3]), erandom.normal(k, args[3]))
 
 
 def test_the_functions_run_in_cuda_device_code_under_the_simulator():
     out = run_in_cuda_simulator(
         "import json, numpy as np\n"
         "from numba import cuda\n"
-        "from expertlab import random as xr\n"
+        "from expertlab import random as erandom\n"
         "@cuda.jit\n"
         "def kernel(keys, out):\n"
         "    i = cuda.grid(1)\n"
         "    if i < keys.size:\n"
-        "        out[i] = xr.uniform(xr.round_key(keys[i], np.uint64(2)), np.uint64(1))\n"
-        "keys = xr.rep_key(5, np.arange(8, dtype=np.uint64))\n"
+        "        out[i] = erandom.uniform(erandom.round_key(keys[i], np.uint64(2)), np.uint64(1))\n"
+        "keys = erandom.rep_key(5, np.arange(8, dtype=np.uint64))\n"
         "out = np.zeros(8)\n"
         "kernel[1, 8](keys, out)\n"
-        "ref = xr.uniform(xr.round_key(keys, 2), 1)\n"
+        "ref = erandom.uniform(erandom.round_key(keys, 2), 1)\n"
         "print(json.dumps({'equal': bool(np.array_equal(out, ref))}))\n")
     assert out == {"equal": True}
 
@@ -224,22 +225,22 @@ def test_the_functions_run_in_cuda_device_code_under_the_simulator():
 
 
 @pytest.mark.parametrize("call, error, name", [
-    (lambda: xr.uniform(0.5, 1), TypeError, "key"),
-    (lambda: xr.uniform(1, -1), ValueError, r"\bj\b"),
-    (lambda: xr.uniform(np.array([1.0]), 0), TypeError, "key"),
-    (lambda: xr.round_key(True, 0), TypeError, "key"),
-    (lambda: xr.round_key(1, 2**64), ValueError, r"\bt\b"),
-    (lambda: xr.rep_key(-3, 0), ValueError, "seed"),
-    (lambda: xr.rep_key(1, np.array([0, -1])), ValueError, "rep"),
-    (lambda: xr.rep_key("7", 0), TypeError, "seed"),
-    (lambda: xr.stream_key(1, None), TypeError, "salt"),
-    (lambda: xr.normal(1, [[0, 1], [2]]), TypeError, r"\bj\b"),
-    (lambda: xr.engine_keys(None, 3), ValueError, "seed"),
-    (lambda: xr.engine_keys(1.5, 3), TypeError, "seed"),
-    (lambda: xr.engine_keys(1, 0), ValueError, "n_reps"),
-    (lambda: xr.engine_keys(1, 2, t=-1), ValueError, r"\bt\b"),
-    (lambda: xr.engine_keys(1, 2, t=0.5), TypeError, r"\bt\b"),
-    (lambda: xr.engine_keys(1, 2, rep_offset=-1), ValueError, "rep_offset"),
+    (lambda: erandom.uniform(0.5, 1), TypeError, "key"),
+    (lambda: erandom.uniform(1, -1), ValueError, r"\bj\b"),
+    (lambda: erandom.uniform(np.array([1.0]), 0), TypeError, "key"),
+    (lambda: erandom.round_key(True, 0), TypeError, "key"),
+    (lambda: erandom.round_key(1, 2**64), ValueError, r"\bt\b"),
+    (lambda: erandom.rep_key(-3, 0), ValueError, "seed"),
+    (lambda: erandom.rep_key(1, np.array([0, -1])), ValueError, "rep"),
+    (lambda: erandom.rep_key("7", 0), TypeError, "seed"),
+    (lambda: erandom.stream_key(1, None), TypeError, "salt"),
+    (lambda: erandom.normal(1, [[0, 1], [2]]), TypeError, r"\bj\b"),
+    (lambda: erandom.engine_keys(None, 3), ValueError, "seed"),
+    (lambda: erandom.engine_keys(1.5, 3), TypeError, "seed"),
+    (lambda: erandom.engine_keys(1, 0), ValueError, "n_reps"),
+    (lambda: erandom.engine_keys(1, 2, t=-1), ValueError, r"\bt\b"),
+    (lambda: erandom.engine_keys(1, 2, t=0.5), TypeError, r"\bt\b"),
+    (lambda: erandom.engine_keys(1, 2, rep_offset=-1), ValueError, "rep_offset"),
 ])
 def test_bad_input_is_refused_naming_the_argument(call, error, name):
     with pytest.raises(error, match=name):
