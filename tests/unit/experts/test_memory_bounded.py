@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from scipy.stats import chisquare
 
 from expertlab import sim
 from expertlab.experts import hedge, instances
 from expertlab.experts._memory_bounded import PENDING_MIX, POOL_STREAM, memory_bounded, state_nbytes
 from expertlab.random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
+from expertlab.testing.strategies import loss_matrices
 
 
 def _draw(key, j):
@@ -226,8 +226,8 @@ def _cases(draw, min_reps=1):
     n = draw(st.integers(1, 6))
     memory = draw(st.integers(1, n))
     epoch = draw(st.integers(1, 5))
-    shape = (draw(st.integers(1, 25)), draw(st.integers(min_reps, 3)), n)
-    losses = draw(hnp.arrays(np.float64, shape, elements=st.floats(0.0, 1.0)))
+    losses = draw(loss_matrices(min_reps=min_reps, max_reps=3, max_horizon=25, min_experts=n, max_experts=n))
+    losses = np.ascontiguousarray(np.swapaxes(losses, 0, 1))  # (T, R, N), as _drive takes it
     return memory_bounded(memory, epoch=epoch, eta=draw(st.sampled_from([0.1, 1.0, 30.0]))), losses
 
 
