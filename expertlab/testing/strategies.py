@@ -805,22 +805,22 @@ def gaussian_mixture_samples(*, min_samples=1, max_samples=50, min_reps=1, max_r
 
 
 @st.composite
-def _score_matrices(draw, tokens, experts, max_abs, ties):
+def _score_matrices(draw, tokens, experts, max_abs, ties, grid):
     shape = (draw(st.integers(*tokens)), draw(st.integers(*experts)))
     if _draw_flag(draw, ties):  # a coarse grid: exact ties and zero margins
-        grid = draw(hnp.arrays(np.int64, shape, elements=st.integers(-4, 4)))
-        return grid * (max_abs / 4.0)
+        steps = draw(hnp.arrays(np.int64, shape, elements=st.integers(-grid, grid)))
+        return steps * (max_abs / grid)
     return draw(hnp.arrays(np.float64, shape, elements=st.floats(-max_abs, max_abs)))
 
 
-def _score_ranges(min_tokens, max_tokens, min_experts, max_experts, max_abs, ties):
+def _score_ranges(min_tokens, max_tokens, min_experts, max_experts, max_abs, ties, grid):
     tokens = _size_range(min_tokens, max_tokens, "min_tokens", "max_tokens")
     experts = _size_range(min_experts, max_experts, "min_experts", "max_experts")
     max_abs = check_float(max_abs, "max_abs", positive=True)
-    return tokens, experts, max_abs, _optional_bool(ties, "ties")
+    return tokens, experts, max_abs, _optional_bool(ties, "ties"), check_int(grid, "grid")
 
 
-def score_matrices(*, min_tokens=1, max_tokens=8, min_experts=1, max_experts=6, max_abs=10.0, ties=None):
+def score_matrices(*, min_tokens=1, max_tokens=8, min_experts=1, max_experts=6, max_abs=10.0, ties=None, grid=4):
     """Finite router scores ``(n_tokens, n_experts)`` (larger is better).
 
     Parameters
@@ -832,9 +832,13 @@ def score_matrices(*, min_tokens=1, max_tokens=8, min_experts=1, max_experts=6, 
     max_abs : float
         Every score lies in ``[-max_abs, max_abs]``.
     ties : bool or None
-        ``True``: scores on the grid ``max_abs * {-1, -3/4, ..., 1}``, so that
-        exact ties and zero margins are common; ``False``: arbitrary floats;
-        ``None``: either.
+        ``True``: scores on the grid ``max_abs * j / grid``, ``j = -grid, ...,
+        grid``, so that exact ties and zero margins are common; ``False``:
+        arbitrary floats; ``None``: either.
+    grid : int
+        Steps of the grid on each side of 0 (>= 1).  With ``max_abs / grid``
+        a power of two every grid score is a dyadic number, and sums of a few
+        of them are exact.
 
     Returns
     -------
@@ -847,7 +851,7 @@ def score_matrices(*, min_tokens=1, max_tokens=8, min_experts=1, max_experts=6, 
     >>> s.shape, sorted(set((s * 2).ravel().tolist()) - {-4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0})
     ((2, 3), [])
     """
-    return _score_matrices(*_score_ranges(min_tokens, max_tokens, min_experts, max_experts, max_abs, ties))
+    return _score_matrices(*_score_ranges(min_tokens, max_tokens, min_experts, max_experts, max_abs, ties, grid))
 
 
 _CAPACITIES = ("balanced", "integer", "real")
@@ -857,8 +861,8 @@ _CAPACITIES = ("balanced", "integer", "real")
 def _assignment_problems(draw, score_ranges, k_range, capacity):
     from ..balance import AssignmentProblem
 
-    tokens, experts, max_abs, ties = score_ranges
-    scores = draw(_score_matrices(tokens, (max(experts[0], k_range[0]), experts[1]), max_abs, ties))
+    tokens, experts, max_abs, ties, grid = score_ranges
+    scores = draw(_score_matrices(tokens, (max(experts[0], k_range[0]), experts[1]), max_abs, ties, grid))
     n, e = scores.shape
     k = draw(st.integers(k_range[0], e if k_range[1] is None else min(k_range[1], e)))
     kind = draw(st.sampled_from(_CAPACITIES)) if capacity is None else capacity
@@ -878,12 +882,12 @@ def _assignment_problems(draw, score_ranges, k_range, capacity):
 
 
 def assignment_problems(*, min_tokens=1, max_tokens=8, min_experts=1, max_experts=6, min_k=1, max_k=None,
-                        max_abs=10.0, ties=None, capacity=None):
+                        max_abs=10.0, ties=None, grid=4, capacity=None):
     r"""Routing problems built by :class:`expertlab.balance.AssignmentProblem`, always feasible.
 
     Parameters
     ----------
-    min_tokens, max_tokens, min_experts, max_experts, max_abs, ties
+    min_tokens, max_tokens, min_experts, max_experts, max_abs, ties, grid
         As in :func:`score_matrices` (``n_experts`` is at least ``min_k``).
     min_k, max_k : int
         Bounds on the experts per token ``k`` (``max_k=None``: up to
@@ -908,7 +912,7 @@ def assignment_problems(*, min_tokens=1, max_tokens=8, min_experts=1, max_expert
     >>> prob.integral_capacity, bool(np.minimum(prob.capacity, prob.n_tokens).sum() >= prob.n_tokens * prob.k)
     (True, True)
     """
-    score_ranges = _score_ranges(min_tokens, max_tokens, min_experts, max_experts, max_abs, ties)
+    score_ranges = _score_ranges(min_tokens, max_tokens, min_experts, max_experts, max_abs, ties, grid)
     min_k = check_int(min_k, "min_k")
     if max_k is not None:
         max_k = check_int(max_k, "max_k")

@@ -295,9 +295,10 @@ def test_score_matrices_are_finite_and_bounded(s):
 
 
 @FAST
-@given(xst.score_matrices(ties=True, max_abs=2.0))
-def test_tied_scores_lie_on_the_grid(s):
+@given(xst.score_matrices(ties=True, max_abs=2.0), xst.score_matrices(ties=True, max_abs=8.0, grid=128))
+def test_tied_scores_lie_on_the_grid(s, fine):
     assert set(np.unique(s * 2.0).tolist()) <= set(range(-4, 5))
+    assert set(np.unique(fine * 16.0).tolist()) <= set(range(-128, 129))
 
 
 @FAST
@@ -374,6 +375,8 @@ BAD = [
     (xst.gaussian_mixture_samples, {"min_samples": 0}, ValueError, "min_samples"),
     (xst.score_matrices, {"max_abs": 0.0}, ValueError, "max_abs"),
     (xst.score_matrices, {"ties": 1}, TypeError, "ties"),
+    (xst.score_matrices, {"grid": 0}, ValueError, "grid"),
+    (xst.assignment_problems, {"grid": 2.0}, TypeError, "grid"),
     (xst.assignment_problems, {"min_k": 7}, ValueError, "min_k"),
     (xst.assignment_problems, {"min_k": 2, "max_k": 1}, ValueError, "min_k"),
     (xst.assignment_problems, {"capacity": "huge"}, ValueError, "capacity"),
