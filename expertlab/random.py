@@ -47,7 +47,9 @@ silence NumPy's overflow warnings for that.  Every function except
 already be ``uint64``), and compiles to the same operations as the engine's
 kernels, so a compiled environment of one's own draws bit-identical numbers.
 
-The mixing function is the SplitMix64 finaliser, used as a keyed hash.
+The mixing function is the SplitMix64 finaliser [1]_, used as a keyed hash
+of the counters in the manner of counter-based generators [2]_; normal draws
+are Box--Muller transforms of two uniforms [3]_.
 
 References
 ----------
@@ -334,7 +336,7 @@ class EngineKeys(NamedTuple):
 
 
 def engine_keys(seed, n_reps, *, t=None, rep_offset=0) -> EngineKeys:
-    """The keys of replications ``rep_offset .. rep_offset + n_reps - 1`` exactly as ``sim.run`` derives them.
+    """The keys ``sim.run`` derives for replications ``rep_offset`` to ``rep_offset + n_reps - 1``.
 
     Parameters
     ----------

@@ -887,11 +887,13 @@ def assignment_problems(*, min_tokens=1, max_tokens=8, min_experts=1, max_expert
 
     Parameters
     ----------
-    min_tokens, max_tokens, min_experts, max_experts, max_abs, ties, grid
+    min_tokens, max_tokens, min_experts, max_experts : int
         As in :func:`score_matrices` (``n_experts`` is at least ``min_k``).
     min_k, max_k : int
         Bounds on the experts per token ``k`` (``max_k=None``: up to
         ``n_experts``; ``k <= n_experts`` always).
+    max_abs, ties, grid
+        As in :func:`score_matrices`.
     capacity : {"balanced", "integer", "real"} or None
         ``"balanced"``: the default capacity :math:`N k / E`;
         ``"integer"``: integer capacities in ``[0, N]``; ``"real"``: real

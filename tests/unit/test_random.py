@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from numba.extending import register_jitable
 from hypothesis import strategies as st
 
 from expertlab import random as erandom
@@ -200,6 +201,26 @@ def test_the_functions_compile_in_numba_to_the_same_numbers():
     args = (np.uint64(2**63 + 5), np.uint64(3), np.uint64(17), np.uint64(4))
     k = erandom.round_key(erandom.stream_key(erandom.rep_key(*args[:2]), erandom.LEARNER_STREAM), args[2])
     assert draws(*args) == (erandom.uniform(k, args[3]), erandom.normal(k, args[3]))
+
+
+@register_jitable
+def _tilted_loss(data, key, t, i):
+    """Expert i loses uniform draw i of the round; expert 0's loss is scaled by 1 - data[0][0]."""
+    return erandom.uniform(key, np.uint64(i)) * (1.0 - data[0][0] * (i == 0))
+
+
+def test_an_environment_of_ones_own_draws_the_same_on_every_backend():
+    env = sim.LossSequence(name="tilted_uniform", n_experts=3, loss=_tilted_loss, data=(np.array([0.3]),))
+    a = sim.run(hedge(), env, horizon=50, n_reps=4, seed=1, backend="numpy")
+    b = sim.run(hedge(), env, horizon=50, n_reps=4, seed=1, backend="numba")
+    assert (a.backend, b.backend) == ("numpy", "numba")
+    np.testing.assert_allclose(a.metrics["regret"], b.metrics["regret"], rtol=0, atol=1e-12)
+    # the losses are the documented draws: replay round 0 of replication 2
+    log = {}
+    sim.run(recording(hedge(), log), env, horizon=1, n_reps=4, seed=1, backend="numpy")
+    key = erandom.engine_keys(1, 4, t=0).env[2]
+    u = np.array([ref_uniform(int(key), i) for i in range(3)])
+    np.testing.assert_array_equal(log["loss"][0][2], u * np.array([0.7, 1.0, 1.0]))
 
 
 def test_the_functions_run_in_cuda_device_code_under_the_simulator():

@@ -331,6 +331,15 @@ def test_learner_names_are_registered_with_the_filters(name):
     assert reg.family == "bandits" and reg.feedback == "bandit"
 
 
+@settings(max_examples=40, deadline=None)
+@given(xst.learner_examples())
+def test_learner_examples_of_every_family_pair_a_learner_with_its_environment(example):
+    learner, env, horizon = example
+    assert isinstance(learner, sim.Learner) and sim.is_environment(env)
+    assert isinstance(horizon, int) and horizon >= 1 and learner.feedback == env.spec.feedback
+    assert learner.name in sim.learners()
+
+
 @TINY
 @given(xst.learner_examples(family="experts"))
 def test_learner_examples_run(example):
