@@ -1,4 +1,10 @@
-"""Helpers for testing learners: drive one through given losses, run code under the CUDA simulator."""
+"""Helpers for testing learners: drive one through given losses, run code under the CUDA simulator.
+
+Hypothesis strategies that draw valid inputs of every family (losses, bandit
+means, MDPs, Gaussian mixtures, assignment problems, registered learners)
+live in :mod:`expertlab.testing.strategies`, which needs Hypothesis and is
+not imported here.
+"""
 
 from __future__ import annotations
 
@@ -32,7 +38,9 @@ def play_losses(learner, losses, awake=None, keys=None):
         Sleeping-experts masks.
     keys : callable, optional
         ``keys(t) -> (n_reps,) uint64`` learner keys of round ``t``, for
-        randomised learners (deterministic learners ignore them).
+        randomised learners (deterministic learners ignore them);
+        ``lambda t: expertlab.random.engine_keys(seed, n_reps, t=t).learner``
+        passes the keys ``sim.run(..., seed=seed)`` would.
 
     Returns
     -------

@@ -93,6 +93,7 @@ from hypothesis import strategies as st
 
 from expertlab import sim
 from expertlab.balance import AssignmentProblem, alf_lb, dual_objective, routing_fixed, solve_exact, top_k_route
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -124,18 +125,13 @@ def brute_force(scores, k, cap):
 
 @st.composite
 def instances(draw):
-    n = draw(st.integers(1, 5))
-    e = draw(st.integers(2, 4))
+    # half of the draws on a coarse grid (step 3/4): exact ties, zero margins
+    scores = draw(strategies.score_matrices(max_tokens=5, min_experts=2, max_experts=4, max_abs=3.0))
+    n, e = scores.shape
     k = draw(st.integers(1, e - 1))
     q, r = divmod(n * k, e)
     perm = draw(st.permutations(range(e)))
     cap = np.array([q + (perm[i] < r) for i in range(e)], dtype=float)
-    if draw(st.booleans()):  # coarse dyadic grid: exact ties, zero margins
-        vals = draw(st.lists(st.integers(-4, 4), min_size=n * e, max_size=n * e))
-        scores = np.array(vals, float).reshape(n, e) / 4.0
-    else:
-        vals = draw(st.lists(st.floats(-3, 3, allow_nan=False, width=32), min_size=n * e, max_size=n * e))
-        scores = np.array(vals, float).reshape(n, e)
     eps = draw(st.sampled_from([0.0, 1e-3, 0.05, 0.25, 1.0]))
     corner = draw(st.booleans())
     if corner:

@@ -66,6 +66,7 @@ from scipy.optimize import linprog
 
 from expertlab.balance._exact import solve_exact
 from expertlab.balance._problem import AssignmentProblem, dual_objective
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -135,30 +136,11 @@ def weak_duality_holds(s, p, k, cap):
 # -- strategies ------------------------------------------------------------------------
 
 
-@st.composite
-def instances(draw, integer_capacity=True):
-    n = draw(st.integers(1, 4))
-    e = draw(st.integers(1, 3))
-    k = draw(st.integers(1, e))
-    if draw(st.booleans()):
-        flat = draw(st.lists(st.integers(-4, 4), min_size=n * e, max_size=n * e))
-        s = np.array(flat, dtype=float).reshape(n, e) * 2.5  # grid: ties
-    else:
-        flat = draw(st.lists(st.floats(-10, 10, allow_nan=False), min_size=n * e, max_size=n * e))
-        s = np.array(flat).reshape(n, e)
-    if integer_capacity:
-        cap = draw(st.lists(st.integers(0, n), min_size=e, max_size=e))
-    else:
-        cap = draw(st.lists(st.floats(0, n, allow_nan=False), min_size=e, max_size=e))
-    cap = np.array(cap, dtype=float)
-    # repair instead of filtering: raise capacities, lowest index first, until N k fit
-    for i in range(e):
-        deficit = n * k - np.minimum(cap, n).sum()
-        if deficit <= 0:
-            break
-        cap[i] = min(float(n), cap[i] + deficit)
-    assert np.minimum(cap, n).sum() >= n * k - 1e-9
-    return s, k, cap
+def instances(integer_capacity=True):
+    """(scores, k, capacity) of a feasible problem: scores in [-10, 10], half of them on the grid 2.5 Z (ties)."""
+    problems = strategies.assignment_problems(max_tokens=4, max_experts=3, max_abs=10.0,
+                                              capacity="integer" if integer_capacity else "real")
+    return problems.map(lambda prob: (np.array(prob.scores), prob.k, np.array(prob.capacity)))
 
 
 prices = st.lists(st.one_of(st.just(0.0), st.floats(0, 20, allow_nan=False)), min_size=3, max_size=3)

@@ -75,6 +75,7 @@ from hypothesis import strategies as st
 
 from expertlab import sim
 from expertlab.balance import alf_lb, routing_fixed, token_moves
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -111,12 +112,11 @@ def _violations(loads, moves, cap):
 
 @st.composite
 def instances(draw):
-    n = draw(st.integers(1, 12))
-    e = draw(st.integers(2, 6))
-    k = draw(st.integers(1, e - 1))
     scale = draw(st.sampled_from([1, 4, 16]))  # coarse grids give many exact ties
-    scores = np.array(draw(st.lists(st.integers(-8 * scale, 8 * scale), min_size=n * e, max_size=n * e)),
-                      float).reshape(n, e) * (16 / scale) / _Q
+    scores = draw(strategies.score_matrices(max_tokens=12, min_experts=2, max_experts=6, max_abs=8.0, ties=True,
+                                            grid=8 * scale))  # multiples of 1 / scale in [-8, 8]
+    n, e = scores.shape
+    k = draw(st.integers(1, e - 1))
     b = np.array(draw(st.lists(st.integers(-32, 32), min_size=e, max_size=e)), float) / _Q
     u = draw(st.integers(1, 64)) / _Q
     balanced = draw(st.booleans())

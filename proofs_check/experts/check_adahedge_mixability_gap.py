@@ -97,6 +97,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import expertlab.experts as experts
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -323,7 +324,7 @@ def test_derived_delta_bound_needs_its_constant():
 
 
 @pytest.mark.skipif(not hasattr(experts, "adahedge"), reason="expertlab.experts does not export adahedge yet")
-@given(loss_matrices(low=0.0, high=1.0))
+@given(strategies.loss_matrices(max_reps=1, max_horizon=50, max_experts=6).map(lambda losses: losses[0]))
 def test_library_adahedge_regret_bound(losses):
     horizon, n = losses.shape
     learner = experts.adahedge()

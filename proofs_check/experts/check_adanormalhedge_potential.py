@@ -53,6 +53,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from expertlab.experts import adanormalhedge
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -103,12 +104,10 @@ def test_self_check_smaller_constant_fails():
 
 @st.composite
 def sequences(draw):
-    n = draw(st.integers(2, 5))
-    T = draw(st.integers(1, 25))
-    losses = np.array(draw(st.lists(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=n, max_size=n),
-                                    min_size=T, max_size=T)))
-    awake = np.array(draw(st.lists(st.lists(st.booleans(), min_size=n, max_size=n), min_size=T, max_size=T)))
-    awake[:, 0] |= ~awake.any(axis=1)        # at least one expert awake every round
+    # losses on a grid (ties), masks with at least one expert awake every round
+    losses, awake = draw(strategies.sleeping_losses(max_reps=1, max_horizon=25, min_experts=2, max_experts=5,
+                                                    elements=st.sampled_from([0.0, 0.25, 0.5, 1.0])))
+    losses, awake, n = losses[0], awake[0], losses.shape[-1]
     prior = np.array(draw(st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n)))
     return losses, awake, prior / prior.sum()
 

@@ -102,8 +102,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import beta
 
-from expertlab import _random, sim
+from expertlab import sim
 from expertlab.experts import memory_adaptive, recent_plays_attack
+from expertlab.random import round_key
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -151,8 +153,8 @@ def settings_and_losses(draw):
     else:
         epoch = draw(st.one_of(st.integers(1, 3 * memory), st.integers(1, 4).map(lambda k: k * memory)))
         learner = memory_adaptive(memory, epoch=epoch)
-    cell = st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0]))
-    base = np.asarray(draw(st.lists(cell, min_size=horizon * n, max_size=horizon * n))).reshape(horizon, n)
+    base = draw(strategies.loss_matrices(max_reps=1, min_horizon=horizon, max_horizon=horizon, min_experts=n,
+                                         max_experts=n))[0]
     attack = draw(st.integers(0, n))  # 0: oblivious; w' > 0: loss 1 on the last w' plays
     keys = np.asarray(draw(st.lists(st.integers(0, 2**64 - 1), min_size=3, max_size=3, unique=True)),
                       dtype=np.uint64)
@@ -162,7 +164,7 @@ def settings_and_losses(draw):
 def play(learner, state, rep_keys, t):
     """``(i_t, p, state, round keys)``: the learner's act in round ``t`` (with the keys sim.run would pass)."""
     with np.errstate(over="ignore"):
-        keys = _random.round_key(rep_keys, np.uint64(t))
+        keys = round_key(rep_keys, np.uint64(t))
     p, state = learner.act(state, None, keys)
     i_t = np.argmax(p, axis=1)
     np.testing.assert_array_equal(p.sum(axis=1), 1.0)

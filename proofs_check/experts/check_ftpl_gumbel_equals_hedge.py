@@ -42,7 +42,7 @@ comparison can fail and does when the noise is wrong.
 
 On the library: when ``expertlab.experts`` exports ``ftpl``, a seeded
 statistical test draws the one-hot plays of many replications (independent
-learner keys from ``expertlab._random``) and requires every empirical
+learner keys from ``expertlab.random``) and requires every empirical
 frequency to lie within 5 binomial standard errors of the softmax
 (a simultaneous test at level below :math:`10^{-5}`).
 
@@ -68,7 +68,7 @@ from hypothesis import strategies as st
 from scipy import integrate
 
 import expertlab.experts as experts
-from expertlab import _random
+from expertlab.random import LEARNER_STREAM, rep_key, round_key, seed_to_uint64, stream_key
 
 pytestmark = pytest.mark.proof
 
@@ -185,15 +185,15 @@ def test_library_ftpl_gumbel_plays_softmax_frequencies():
     cum_loss = rounds.sum(axis=0)
     n = cum_loss.size
     learner = experts.ftpl(eta=eta, noise="gumbel")
-    seed = _random.seed_to_uint64(20240611)
+    seed = seed_to_uint64(20240611)
     with np.errstate(over="ignore"):  # uint64 hashing wraps by design
-        rkey = _random.rep_key(np.full(n_reps, seed, dtype=np.uint64), np.arange(n_reps, dtype=np.uint64))
-        lkey = _random.stream_key(rkey, _random.LEARNER_STREAM)
+        rkey = rep_key(np.full(n_reps, seed, dtype=np.uint64), np.arange(n_reps, dtype=np.uint64))
+        lkey = stream_key(rkey, LEARNER_STREAM)
         state = learner.init(n, n_reps)
         for t, loss in enumerate(rounds):
-            p = learner.act(state, None, _random.round_key(lkey, np.uint64(t)))[0]
+            p = learner.act(state, None, round_key(lkey, np.uint64(t)))[0]
             state = learner.update(state, p, (np.tile(loss, (n_reps, 1)), None))
-        p = np.asarray(learner.act(state, None, _random.round_key(lkey, np.uint64(len(rounds))))[0])
+        p = np.asarray(learner.act(state, None, round_key(lkey, np.uint64(len(rounds))))[0])
     assert p.shape == (n_reps, n)
     assert np.all((p == 0.0) | (p == 1.0)) and np.all(p.sum(axis=1) == 1.0), "ftpl must play one-hot vectors"
     freq = p.mean(axis=0)

@@ -105,6 +105,7 @@ from hypothesis import strategies as st
 from expertlab import sim
 from expertlab.experts import GROUP_NAMES, groupwise, intersecting_groups, linear_grid
 from expertlab.experts._groupwise import _class_init, _class_predict, _class_update
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -189,16 +190,15 @@ unit = st.floats(0.0, 1.0)
 extreme = st.sampled_from([0.0, 0.5, 1.0])
 
 
-@st.composite
-def free_losses(draw, horizon, n):
-    cell = st.one_of(unit, extreme)
-    return np.asarray(draw(st.lists(cell, min_size=horizon * n, max_size=horizon * n))).reshape(horizon, n)
+def free_losses(horizon, n):
+    """Any (T, N) losses in [0, 1], edge values included."""
+    return strategies.loss_matrices(max_reps=1, min_horizon=horizon, max_horizon=horizon, min_experts=n,
+                                    max_experts=n).map(lambda losses: losses[0])
 
 
-@st.composite
-def tied_losses(draw, horizon, n):
-    col = np.asarray(draw(st.lists(st.one_of(unit, extreme), min_size=horizon, max_size=horizon)))
-    return np.repeat(col[:, None], n, axis=1)
+def tied_losses(horizon, n):
+    """Every hypothesis suffers the same losses."""
+    return free_losses(horizon, 1).map(lambda col: np.repeat(col, n, axis=1))
 
 
 @st.composite

@@ -80,6 +80,7 @@ from hypothesis import strategies as st
 
 from expertlab import sim
 from expertlab.experts import hedge, instances
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -141,7 +142,6 @@ def simplex(n):
     return raw.map(norm)
 
 
-unit = st.floats(0.0, 1.0)
 log_eta = st.floats(-6.0, 3.0)
 
 
@@ -149,18 +149,14 @@ log_eta = st.floats(-6.0, 3.0)
 def weights_and_losses(draw):
     n = draw(st.integers(1, 8))
     w = draw(simplex(n))
-    loss = np.asarray(draw(st.lists(unit, min_size=n, max_size=n)), dtype=np.float64)
+    loss = draw(strategies.loss_matrices(max_reps=1, max_horizon=1, min_experts=n, max_experts=n))[0, 0]
     return w, loss
 
 
-@st.composite
-def loss_matrices(draw, max_t=50, max_n=6):
-    horizon = draw(st.integers(1, max_t))
-    n = draw(st.integers(1, max_n))
-    # a mix of arbitrary floats and the extreme values 0, 1/2, 1 (worst cases of Hoeffding)
-    cell = st.one_of(unit, st.sampled_from([0.0, 0.5, 1.0]))
-    flat = draw(st.lists(cell, min_size=horizon * n, max_size=horizon * n))
-    return np.asarray(flat, dtype=np.float64).reshape(horizon, n)
+def loss_matrices(max_t=50, max_n=6):
+    """(T, N) losses in [0, 1]: arbitrary floats mixed with the extreme values 0, 1/2, 1 (worst cases of
+    Hoeffding) and the other edge values of ``expertlab.testing.strategies.loss_matrices``."""
+    return strategies.loss_matrices(max_reps=1, max_horizon=max_t, max_experts=max_n).map(lambda losses: losses[0])
 
 
 # --------------------------------------------------------------------------

@@ -104,7 +104,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import beta, kstest, laplace
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import round_key
 from expertlab.experts import privacy_cost, small_loss_experts, small_loss_schedule
 from expertlab.experts._privacy import per_step_epsilon
 
@@ -225,7 +226,7 @@ def start(learner, n, n_reps, horizon, offset=0):
 def advance(learner, state, rep_keys, t, loss):
     """One round ``t`` of ``learner`` on ``loss`` (n_reps, n): act, then update with the round's keys."""
     with np.errstate(over="ignore"):
-        keys = _random.round_key(rep_keys, np.uint64(t))
+        keys = round_key(rep_keys, np.uint64(t))
     p, state = learner.act(state, None, keys)
     return learner.update(state, p, sim.FullFeedback(loss), keys)
 

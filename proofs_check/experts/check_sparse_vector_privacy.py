@@ -150,7 +150,8 @@ def test_self_test_too_little_query_noise_violates():
 
 def test_library_learner_runs_above_threshold_with_these_probabilities():
     """The library's first switch is AboveThreshold on q_t = L_{t, I}: its law matches the exact one."""
-    from expertlab import _random, sim
+    from expertlab import sim
+    from expertlab.random import round_key
     from expertlab.experts import sparse_vector_experts
 
     losses = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
@@ -163,7 +164,7 @@ def test_library_learner_runs_above_threshold_with_these_probabilities():
     first = np.full(n, losses.shape[0])  # index k = "no switch" (bot)
     for t, row in enumerate(losses):  # the learner's state is read each round, so it is stepped here by hand
         with np.errstate(over="ignore"):
-            keys = _random.round_key(rep_keys, np.uint64(t))
+            keys = round_key(rep_keys, np.uint64(t))
         p, s = L.act(s, None, keys)
         s = L.update(s, p, sim.FullFeedback(np.broadcast_to(row, (n, 2))), keys)
         first = np.where((s.switches == 1) & (first == losses.shape[0]), t, first)

@@ -32,8 +32,8 @@ al. 2003 for the L1 deviation inequality.
 
 How the checks work
 -------------------
-Hypothesis draws small stage-dependent MDPs (:math:`S \le 4`,
-:math:`A \le 3`, :math:`H \le 4`), counts sampled from the true kernels (some
+Hypothesis draws small MDPs (:math:`S \le 4`,
+:math:`A \le 3`, :math:`H \le 4`, stage-dependent or not, rewards in [0, 1]), counts sampled from the true kernels (some
 pairs unvisited), a random stochastic policy, and a bonus scale.  Where the
 good event holds (checked directly with the true :math:`V^\pi`) the lower
 bound must hold; with the L1 bonus at full size the event of the L1
@@ -53,19 +53,16 @@ from hypothesis import strategies as st
 
 from expertlab.mdp import (FiniteHorizonMDP, evaluate_stochastic_policy, mix_policies, pessimism_bonus,
                            pessimistic_values, stepmix_weight)
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
 
 @st.composite
 def problems(draw):
-    s = draw(st.integers(1, 4))
-    a = draw(st.integers(1, 3))
-    h = draw(st.integers(1, 4))
+    m = draw(strategies.episodic_mdps(max_states=4, max_actions=3, max_episode_length=4))
+    s, a, h, p = m.n_states, m.n_actions, m.horizon, np.asarray(m.transitions)
     rng = np.random.default_rng(draw(st.integers(0, 2**31)))
-    p = rng.dirichlet(np.full(s, 0.5), size=(h, s, a))
-    p /= p.sum(axis=-1, keepdims=True)
-    m = FiniteHorizonMDP(p, rng.uniform(size=(h, s, a)), reward_range=(0.0, 1.0))
     n = rng.integers(0, draw(st.integers(1, 300)) + 1, size=(h, s, a))
     counts = np.zeros((1, h, s, a, s))
     for idx in np.ndindex(h, s, a):

@@ -31,9 +31,11 @@ transition-targeted width :math:`g` is this library's (see
 
 How the checks work
 -------------------
-Hypothesis draws small mixtures (:math:`S \le 4`, :math:`A \le 3`,
-:math:`d \le 4`, :math:`H \le 4`), two weights on the simplex and a Gram
-matrix.  The one-step inequality is checked at the vertices of
+Hypothesis draws small episodic mixtures (:math:`2 \le S \le 4`,
+:math:`A \le 3`, :math:`2 \le d \le 4`, :math:`H \le 4`, from
+:func:`expertlab.testing.strategies.episodic_linear_mixtures`: base kernels
+with exact zeros and a true weight on the simplex), a second weight and a
+Gram matrix.  The one-step inequality is checked at the vertices of
 :math:`[0, 1]^S` (where the left side is largest).  For the chain, the
 library's explorer is given a state whose ridge estimate is exactly
 :math:`\tilde\theta` and whose radius is exactly
@@ -53,6 +55,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from expertlab.mdp import EpisodicLinearMixture, RewardFreeMixture, plan_for_rewards, reward_free_ttr
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -62,15 +65,14 @@ def _simplex(rng, d):
     return w / w.sum()
 
 
-def _instance(seed, n_s, n_a, d):
+def _instance(mixture, seed):
+    """(rng, phi, theta, theta_tilde, Gram): the drawn mixture's kernels and weight, a fitted weight, a Gram matrix."""
     rng = np.random.default_rng(seed)
-    phi = rng.exponential(size=(d, n_s, n_a, n_s)) * (rng.uniform(size=(d, n_s, n_a, n_s)) < 0.7)
-    phi[..., 0] += 1e-3
-    phi /= phi.sum(axis=-1, keepdims=True)
-    theta, theta_tilde = _simplex(rng, d), _simplex(rng, d)
+    d = mixture.dim
+    theta_tilde = _simplex(rng, d)
     m = rng.normal(size=(d, 3 * d))
     gram = 0.5 * np.eye(d) + m @ m.T * rng.uniform(0.1, 30.0)
-    return rng, phi, theta, theta_tilde, gram
+    return rng, np.asarray(mixture.features), np.asarray(mixture.theta), theta_tilde, gram
 
 
 def _widths(phi, gram):
@@ -88,13 +90,14 @@ def _values(p, rewards, policy):
     return v
 
 
-sizes = st.tuples(st.integers(2, 4), st.integers(1, 3), st.integers(2, 4), st.integers(1, 4))
+mixtures = strategies.episodic_linear_mixtures(min_dim=2, max_dim=4, min_states=2, max_states=4, max_actions=3,
+                                               max_episode_length=4)
 
 
-@given(sizes, st.integers(0, 2 ** 31 - 1))
-def test_one_step_bound_at_every_vertex(size, seed):
-    n_s, n_a, d, _ = size
-    _, phi, theta, theta_tilde, gram = _instance(seed, n_s, n_a, d)
+@given(mixtures, st.integers(0, 2 ** 31 - 1))
+def test_one_step_bound_at_every_vertex(mixture, seed):
+    n_s = mixture.features.shape[1]
+    _, phi, theta, theta_tilde, gram = _instance(mixture, seed)
     dist = math.sqrt((theta - theta_tilde) @ gram @ (theta - theta_tilde))
     g = _widths(phi, gram)
     for v in itertools.product((0.0, 1.0), repeat=n_s):
@@ -102,10 +105,11 @@ def test_one_step_bound_at_every_vertex(size, seed):
         assert np.all(lhs <= dist * g + 1e-12)
 
 
-@given(sizes, st.integers(0, 2 ** 31 - 1))
-def test_exploration_values_bound_model_error_and_suboptimality(size, seed):
-    n_s, n_a, d, horizon = size
-    rng, phi, theta, theta_tilde, gram = _instance(seed, n_s, n_a, d)
+@given(mixtures, st.integers(0, 2 ** 31 - 1))
+def test_exploration_values_bound_model_error_and_suboptimality(mixture, seed):
+    _, n_s, n_a, _ = mixture.features.shape
+    horizon = mixture.horizon
+    rng, phi, theta, theta_tilde, gram = _instance(mixture, seed)
     dist = math.sqrt((theta - theta_tilde) @ gram @ (theta - theta_tilde))
     env = RewardFreeMixture(EpisodicLinearMixture(phi, theta, np.zeros((horizon, n_s, n_a))))
     base = reward_free_ttr(ridge=1.0, delta=0.5)

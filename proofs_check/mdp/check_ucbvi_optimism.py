@@ -28,8 +28,9 @@ the correction term); the Hoeffding union bound is the standard one.
 
 How the checks work
 -------------------
-Hypothesis draws small stage-dependent MDPs (:math:`S \le 4`, :math:`A \le 3`,
-:math:`H \le 4`, Dirichlet rows, uniform rewards), a seed and a number of
+Hypothesis draws small MDPs (:math:`S \le 4`, :math:`A \le 3`,
+:math:`H \le 4`, stage-dependent or not, rows with exact zeros and
+deterministic rows among them, rewards in [0, 1]), a seed and a number of
 episodes; UCBVI plays them through :func:`expertlab.sim.run` in 8
 replications and before every episode its :math:`Q` is compared with
 :math:`Q^\star` from
@@ -50,21 +51,15 @@ from hypothesis import strategies as st
 
 from expertlab import sim
 from expertlab.mdp import FiniteHorizonMDP, backward_induction, optimistic_q_values, ucbvi
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
 N_REPS = 8
 
 
-@st.composite
-def episodic_mdps(draw):
-    s = draw(st.integers(1, 4))
-    a = draw(st.integers(1, 3))
-    h = draw(st.integers(1, 4))
-    rng = np.random.default_rng(draw(st.integers(0, 2**31)))
-    p = rng.dirichlet(np.full(s, 0.5), size=(h, s, a))
-    p /= p.sum(axis=-1, keepdims=True)
-    return FiniteHorizonMDP(p, rng.uniform(size=(h, s, a)), reward_range=(0.0, 1.0))
+def episodic_mdps():
+    return strategies.episodic_mdps(max_states=4, max_actions=3, max_episode_length=4)
 
 
 def min_optimism_gap(m, learner, bonus, scale, n_episodes, seed):

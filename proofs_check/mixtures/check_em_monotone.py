@@ -22,8 +22,10 @@ complete-data log-likelihood exactly.
 
 How the checks work
 -------------------
-Hypothesis draws data sets (up to 3 features and 3 components, every
-covariance type), random sample weights and a random set of labelled points.
+Hypothesis draws data sets from Gaussian mixtures
+(:func:`expertlab.testing.strategies.gaussian_mixture_samples`: up to 3
+features and 3 components of every covariance type), fits them with every
+covariance type, random sample weights and a random set of labelled points.
 It fits them with ``reg_covar=0`` (the floor makes the M-step a regularised
 step, to which the theorem does not apply), ``tol=0`` and 25 iterations from
 a random start.  The recorded path :math:`\ell(\theta_0), \ell(\theta_1),
@@ -54,6 +56,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from expertlab.mixtures import GaussianMixtureParams, fit_gaussian_mixture, log_likelihood
+from expertlab.testing import strategies
 
 pytestmark = pytest.mark.proof
 
@@ -63,13 +66,14 @@ def problems(draw):
     seed = draw(st.integers(0, 2 ** 32 - 1))
     n_features = draw(st.integers(1, 3))
     n_components = draw(st.integers(1, 3))
-    n = draw(st.integers(12 * n_components * n_features, 120))
+    X = draw(strategies.gaussian_mixture_samples(
+        max_reps=1, min_components=n_components, max_components=n_components, min_features=n_features,
+        max_features=n_features, min_samples=12 * n_components * n_features, max_samples=120)).X[0]
+    n = X.shape[0]
     kind = draw(st.sampled_from(["full", "diag", "spherical"]))
     weighted = draw(st.booleans())
     frac_labelled = draw(st.sampled_from([0.0, 0.1, 0.5]))
     rng = np.random.default_rng(seed)
-    centres = rng.normal(0.0, draw(st.sampled_from([0.5, 2.0, 5.0])), size=(n_components, n_features))
-    X = centres[rng.integers(0, n_components, n)] + rng.normal(size=(n, n_features)) * rng.uniform(0.3, 2.0)
     w = rng.uniform(0.1, 3.0, n) if weighted else None
     labels = np.where(rng.uniform(size=n) < frac_labelled, rng.integers(0, n_components, n), -1)
     return X, n_components, kind, w, labels, seed

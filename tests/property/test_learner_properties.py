@@ -34,9 +34,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from expertlab import _random
+from expertlab.random import LEARNER_STREAM, rep_key, round_key, stream_key
 from expertlab import sim
 from expertlab.experts import HedgeState, hedge
+from expertlab.testing.strategies import awake_masks, loss_matrices, sleeping_losses
 
 #: Full-information learners these invariants do not describe, with the reason.
 EXEMPT = {
@@ -60,8 +61,8 @@ def learner_keys(rep_ids, t):
     """The learner's round-``t`` keys for the given replication indices (as ``sim.run`` derives them)."""
     reps = np.asarray(rep_ids, dtype=np.uint64)
     with np.errstate(over="ignore"):  # uint64 hashing wraps by design
-        rk = _random.rep_key(np.full(reps.shape, SEED, dtype=np.uint64), reps)
-        return _random.round_key(_random.stream_key(rk, _random.LEARNER_STREAM), np.uint64(t))
+        rk = rep_key(np.full(reps.shape, SEED, dtype=np.uint64), reps)
+        return round_key(stream_key(rk, LEARNER_STREAM), np.uint64(t))
 
 
 def drive(learner, losses, awake=None, rep_ids=None, state=None, t0=0):
@@ -115,28 +116,18 @@ def assert_on_simplex(p, awake=None):
 # --------------------------------------------------------------------------
 # strategies
 
-unit = st.floats(0.0, 1.0)
-# edge values: the endpoints, a half, the largest double below 1, a tiny normal and two subnormals
-unit_cells = st.one_of(unit, st.sampled_from([0.0, 1.0, 0.5, 1.0 - 2.0**-53, 1e-300, 1e-310, 5e-324]))
+def _rounds_first(a):
+    """(n_reps, T, N) as drawn by the library's strategies -> (T, n_reps, N) as ``drive`` takes it."""
+    return None if a is None else np.ascontiguousarray(np.swapaxes(a, 0, 1))
 
 
-@st.composite
-def episodes(draw, max_t=30, max_n=6, max_reps=3, min_reps=1, sleeping=None):
-    """(losses (T, R, N), awake (T, R, N) or None)."""
-    horizon = draw(st.integers(1, max_t))
-    n_reps = draw(st.integers(min_reps, max_reps))
-    n = draw(st.integers(1, max_n))
-    shape = (horizon, n_reps, n)
-    losses = draw(hnp.arrays(np.float64, shape, elements=unit_cells))
-    if sleeping is None:
-        sleeping = draw(st.booleans())
-    awake = None
-    if sleeping:
-        awake = draw(hnp.arrays(np.bool_, shape))
-        keep = draw(hnp.arrays(np.int64, shape[:2], elements=st.integers(0, n - 1)))
-        t_idx, r_idx = np.indices(shape[:2])
-        awake[t_idx, r_idx, keep] = True
-    return losses, awake
+def episodes(max_t=30, max_n=6, max_reps=3, min_reps=1, sleeping=None):
+    """(losses (T, R, N), awake (T, R, N) or None): losses in [0, 1] with their edge values (0, 1/2, 1, the
+    largest double below 1, the smallest normal and subnormal doubles) and masks with an awake expert per round."""
+    bounds = dict(min_reps=min_reps, max_reps=max_reps, max_horizon=max_t, max_experts=max_n)
+    plain = loss_matrices(**bounds).map(lambda losses: (_rounds_first(losses), None))
+    asleep = sleeping_losses(**bounds).map(lambda pair: tuple(map(_rounds_first, pair)))
+    return {None: st.one_of(plain, asleep), False: plain, True: asleep}[sleeping]
 
 
 # --------------------------------------------------------------------------
@@ -315,14 +306,10 @@ def test_hedge_after_ten_million_rounds(schedule, data):
     if schedule == "doubling":  # the epoch started at the last power of two
         base = data.draw(hnp.arrays(np.float64, (n_reps, n), elements=st.floats(-t / 2, t / 2)))
     state = HedgeState(t=np.full(n_reps, t, dtype=np.int64), regret=regret, base=base)
-    sleeping = data.draw(st.booleans())
-    awake = None
-    if sleeping:
-        awake = data.draw(hnp.arrays(np.bool_, (n_reps, n)))
-        awake[:, 0] = True
+    awake = data.draw(st.none() | awake_masks((n_reps, n)))
     p = learner.act(state, awake, learner_keys(np.arange(n_reps), t))[0]
     assert_on_simplex(p, awake)
-    loss = data.draw(hnp.arrays(np.float64, (n_reps, n), elements=unit))
+    loss = data.draw(loss_matrices(min_reps=n_reps, max_reps=n_reps, max_horizon=1, min_experts=n, max_experts=n))[:, 0]
     new = learner.update(state, p, (loss, awake))
     assert np.all(new.t == t + 1)
     for field, value in state_fields(new):

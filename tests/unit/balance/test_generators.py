@@ -9,7 +9,7 @@ import pytest
 from numba import njit
 from scipy import stats
 
-from expertlab._random import rep_key, round_key, seed_to_uint64
+from expertlab.random import rep_key, round_key, seed_to_uint64
 from expertlab.balance.generators import (
     drifting,
     iid_gaussian,

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import beta as beta_dist
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
 from expertlab.bandits import (best_expert, cluster_below_best_means, compare_experts, dense_gap_means,
                                expert_tasks, one_task_gap_means)
 from expertlab.sim._variates import normal
@@ -28,8 +29,8 @@ class Ref:
     """One replication's keys and step counter."""
 
     def __init__(self, seed, rep):
-        self.rk = _random.rep_key(np.uint64(seed), np.uint64(rep))
-        self.lk = _random.stream_key(self.rk, _random.LEARNER_STREAM)
+        self.rk = rep_key(np.uint64(seed), np.uint64(rep))
+        self.lk = stream_key(self.rk, LEARNER_STREAM)
         self.t = 0
 
 
@@ -50,11 +51,11 @@ def _compare(M, a, b, lq0, sigma, ref, cap):
             m = min(m, d)
             if queries + 2 * h * m > cap:
                 return 0, queries
-            ek = _random.round_key(ref.rk, np.uint64(ref.t))
-            kt = _random.round_key(ref.lk, np.uint64(ref.t))
+            ek = round_key(ref.rk, np.uint64(ref.t))
+            kt = round_key(ref.lk, np.uint64(ref.t))
             sums = []
             for q in range(m):
-                j = q if sweep else min(int(_random.uniform(kt, np.uint64(q)) * d), d - 1)
+                j = q if sweep else min(int(uniform(kt, np.uint64(q)) * d), d - 1)
                 z = float(normal(ek, np.uint64(q)))
                 sums.append(h * (M[a, j] - M[b, j]) + sigma * math.sqrt(2 * h) * z)
             ref.t += 1

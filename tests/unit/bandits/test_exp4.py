@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
 from expertlab.bandits import (AdviceChoice, AdviceInstance, contextual_policies, exp4, instances,
                                partitioned_expertise)
 
@@ -22,27 +23,27 @@ def _reference(inst, T, eta, seed, rep):
     C, K = inst.means.shape
     N = inst.policies.shape[0]
     best = int(np.argmax(inst.expert_values()))
-    rk = _random.rep_key(np.uint64(seed), np.uint64(rep))
-    lk = _random.stream_key(rk, _random.LEARNER_STREAM)
+    rk = rep_key(np.uint64(seed), np.uint64(rep))
+    lk = stream_key(rk, LEARNER_STREAM)
     L = [0.0] * N
     regret = 0.0
     for t in range(T):
-        key = _random.round_key(rk, np.uint64(t))
-        ctx = min(int(_random.uniform(key, np.uint64(K)) * C), C - 1)
+        key = round_key(rk, np.uint64(t))
+        ctx = min(int(uniform(key, np.uint64(K)) * C), C - 1)
         lo = min(L)
         w = [math.exp(-eta * (x - lo)) for x in L]
         q = [x / sum(w) for x in w]
         p = [0.0] * K
         for j in range(N):
             p[inst.policies[j, ctx]] += q[j]
-        u = _random.uniform(_random.round_key(lk, np.uint64(t)), np.uint64(0))
+        u = uniform(round_key(lk, np.uint64(t)), np.uint64(0))
         acc, a = 0.0, K - 1
         for i in range(K):
             acc += p[i]
             if u < acc and p[i] > 0:
                 a = i
                 break
-        reward = 1.0 if _random.uniform(key, np.uint64(a)) < inst.means[ctx, a] else 0.0
+        reward = 1.0 if uniform(key, np.uint64(a)) < inst.means[ctx, a] else 0.0
         for j in range(N):
             if inst.policies[j, ctx] == a:
                 L[j] += (1.0 - reward) / p[a]
@@ -116,7 +117,7 @@ def test_update_is_pure():
     env_state = inst.reset(3, keys, np)
     with np.errstate(over="ignore"):
         for t in range(10):
-            kt = _random.round_key(keys, np.uint64(t))
+            kt = round_key(keys, np.uint64(t))
             choice, state = L.act(state, inst.observe(env_state, t, kt), kt)
             assert isinstance(choice, AdviceChoice) and choice.arm.shape == (3,)
             np.testing.assert_allclose(choice.p.sum(axis=1), 1.0)

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
 from expertlab.bandits import (PartitionedExpertise, contextual_policies, exp4, expertise_trees, global_thompson,
                                knn_experts, partitioned_expertise)
 from expertlab.sim._variates import normal
@@ -40,19 +41,19 @@ def test_instance_structure():
 def _global_reference(inst, T, seed, rep):
     """Plain-Python Gaussian Thompson sampling over experts (one leaf each), one replication."""
     p, N = inst.n_features, inst.n_experts
-    rk = _random.rep_key(np.uint64(seed), np.uint64(rep))
-    lk = _random.stream_key(rk, _random.LEARNER_STREAM)
+    rk = rep_key(np.uint64(seed), np.uint64(rep))
+    lk = stream_key(rk, LEARNER_STREAM)
     n, s = [0.0] * N, [0.0] * N
     regret = 0.0
     for t in range(T):
-        key = _random.round_key(rk, np.uint64(t))
-        x = np.array([_random.uniform(key, np.uint64(i)) for i in range(p)])
+        key = round_key(rk, np.uint64(t))
+        x = np.array([uniform(key, np.uint64(i)) for i in range(p)])
         c = int(inst.cell(x[None])[0])
-        lkt = _random.round_key(lk, np.uint64(t))
+        lkt = round_key(lk, np.uint64(t))
         score = [(s[j] + 0.5) / (n[j] + 1) + normal(lkt, np.uint64(j)) * 0.5 / math.sqrt(n[j] + 1) for j in range(N)]
         e = int(np.argmax(score))
         mu = inst.means[c, inst.advice[e, c]]
-        y = 1.0 if _random.uniform(key, np.uint64(p)) < mu else 0.0
+        y = 1.0 if uniform(key, np.uint64(p)) < mu else 0.0
         n[e] += 1
         s[e] += y
         regret += inst.oracle_means()[c] - mu
@@ -141,7 +142,7 @@ def test_update_is_pure(learner):
     env_state = inst.reset(R, keys, np)
     with np.errstate(over="ignore"):
         for t in range(40):
-            kt = _random.round_key(keys, np.uint64(t))
+            kt = round_key(keys, np.uint64(t))
             obs = inst.observe(env_state, t, kt)
             choice, state = learner.act(state, obs, kt)
             np.testing.assert_array_equal(choice.arm, obs.advice[np.arange(R), choice.expert])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from expertlab import sim
-from expertlab._random import rep_key, round_key, seed_to_uint64, uniform
+from expertlab.random import rep_key, round_key, seed_to_uint64, uniform
 from expertlab.bandits import instances
 from expertlab.bandits._pascombucb import (SafeCombInstance, SuperArm, absolutely_safe_size, cucb, greedy_split,
                                            hou_tan_zhong_instance, lil_radius, pascombucb, safe_comb_instance)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import rep_key
 from expertlab.experts import instances
 from expertlab.testing import run_in_cuda_simulator
 from expertlab.experts._ftl import FTLState, FTPLState, ftl, ftpl
@@ -88,7 +89,7 @@ def _frequencies(noise, eta, awake=None):
     state = learner.init(R_ROW.size, N_DRAWS)
     state = state._replace(regret=np.tile(R_ROW, (N_DRAWS, 1)))
     with np.errstate(over="ignore"):  # uint64 hashing wraps by design
-        keys = _random.rep_key(np.uint64(2024), np.arange(N_DRAWS, dtype=np.uint64))
+        keys = rep_key(np.uint64(2024), np.arange(N_DRAWS, dtype=np.uint64))
     aw = None if awake is None else np.tile(np.asarray(awake, dtype=bool), (N_DRAWS, 1))
     p = learner.act(state, aw, keys)[0]
     assert np.all((p == 0) | (p == 1)) and np.all(p.sum(axis=1) == 1)

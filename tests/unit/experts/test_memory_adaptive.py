@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import round_key
 from expertlab.experts import AdaptiveAdversary, instances, memory_adaptive, memory_bounded, recent_plays_attack
 
 
@@ -22,7 +23,7 @@ def _fixed(expert):
 
 def keys(n_reps, t=0):
     with np.errstate(over="ignore"):
-        return _random.round_key(np.arange(n_reps, dtype=np.uint64), np.uint64(t))
+        return round_key(np.arange(n_reps, dtype=np.uint64), np.uint64(t))
 
 
 def step(L, s, loss, t=0):

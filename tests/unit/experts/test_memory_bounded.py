@@ -6,17 +6,18 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from scipy.stats import chisquare
 
-from expertlab import _random, sim
+from expertlab import sim
 from expertlab.experts import hedge, instances
 from expertlab.experts._memory_bounded import PENDING_MIX, POOL_STREAM, memory_bounded, state_nbytes
+from expertlab.random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
+from expertlab.testing.strategies import loss_matrices
 
 
 def _draw(key, j):
     """Uniform draw j of the pool stream of a (1,) learner key."""
-    return float(_random.uniform(_random.stream_key(key, POOL_STREAM), np.array([j], dtype=np.uint64))[0])
+    return float(uniform(stream_key(key, POOL_STREAM), np.array([j], dtype=np.uint64))[0])
 
 
 def _brute_refill(kept, n, key, n_slots):
@@ -72,7 +73,7 @@ def test_refill_draws_distinct_experts_uniformly():
     n, reps = 5, 20_000
     learner = memory_bounded(2, epoch=3)
     state = learner.init(n, reps)
-    keys = _random.mix64(np.arange(reps, dtype=np.uint64) + np.uint64(99))
+    keys = rep_key(99, np.arange(reps, dtype=np.uint64))  # the replication keys of seed 99
     p = learner.act(state, None, keys)[0]
     support = p > 0
     assert np.all(support.sum(axis=1) == 2)
@@ -89,7 +90,7 @@ def test_pool_stays_distinct_and_in_range():
     learner = memory_bounded(4, epoch=3)
     state = learner.init(n, reps)
     for t in range(40):
-        p = learner.act(state, None, _random.mix64(np.arange(reps, dtype=np.uint64) * np.uint64(1000) + np.uint64(t)))[0]
+        p = learner.act(state, None, round_key(rep_key(3, np.arange(reps, dtype=np.uint64)), t))[0]
         np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
         state = learner.update(state, p, (rng.uniform(size=(reps, n)), None))
         full = state.pool[:, 0] >= 0
@@ -205,8 +206,8 @@ SEED = np.uint64(2024)
 def _keys(rep_ids, t):
     reps = np.asarray(rep_ids, dtype=np.uint64)
     with np.errstate(over="ignore"):  # uint64 hashing wraps by design
-        rk = _random.rep_key(np.full(reps.shape, SEED, dtype=np.uint64), reps)
-        return _random.round_key(_random.stream_key(rk, _random.LEARNER_STREAM), np.uint64(t))
+        rk = rep_key(np.full(reps.shape, SEED, dtype=np.uint64), reps)
+        return round_key(stream_key(rk, LEARNER_STREAM), np.uint64(t))
 
 
 def _drive(learner, losses, rep_ids=None, state=None, t0=0):
@@ -225,8 +226,8 @@ def _cases(draw, min_reps=1):
     n = draw(st.integers(1, 6))
     memory = draw(st.integers(1, n))
     epoch = draw(st.integers(1, 5))
-    shape = (draw(st.integers(1, 25)), draw(st.integers(min_reps, 3)), n)
-    losses = draw(hnp.arrays(np.float64, shape, elements=st.floats(0.0, 1.0)))
+    losses = draw(loss_matrices(min_reps=min_reps, max_reps=3, max_horizon=25, min_experts=n, max_experts=n))
+    losses = np.ascontiguousarray(np.swapaxes(losses, 0, 1))  # (T, R, N), as _drive takes it
     return memory_bounded(memory, epoch=epoch, eta=draw(st.sampled_from([0.1, 1.0, 30.0]))), losses
 
 

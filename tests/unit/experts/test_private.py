@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import rep_key, round_key
 from expertlab.experts import (audit_private, hedge, instances, noisy_ftpl, privacy_cost, realizable,
                                small_loss_experts, sparse_vector_experts, tree_ftrl)
 from expertlab.experts._private_run import played_experts
@@ -36,7 +37,7 @@ def feedback(loss):
 
 def keys(n_reps, t=0):
     with np.errstate(over="ignore"):
-        return _random.round_key(np.arange(n_reps, dtype=np.uint64), np.uint64(t))
+        return round_key(np.arange(n_reps, dtype=np.uint64), np.uint64(t))
 
 
 def test_realizable_instance():
@@ -59,8 +60,8 @@ def test_instance_and_loss_matrix_give_the_same_plays():
     seed, T = 7, 60
     idx = np.arange(4, dtype=np.int64)[None, :]
     with np.errstate(over="ignore"):
-        rk = _random.rep_key(np.uint64(seed), np.uint64(2))
-        M = np.vstack([inst.loss(inst.data, _random.round_key(np.array([[rk]]), np.uint64(t)), t, idx)[0]
+        rk = rep_key(np.uint64(seed), np.uint64(2))
+        M = np.vstack([inst.loss(inst.data, round_key(np.array([[rk]]), np.uint64(t)), t, idx)[0]
                        for t in range(T)])
     L = noisy_ftpl(1.0, T)
     a = plays(L, inst, T, 1, seed, rep_offset=2)

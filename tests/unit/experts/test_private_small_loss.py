@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from expertlab import _random, sim
+from expertlab import sim
+from expertlab.random import round_key
 from expertlab.experts import (audit_private, hedge, instances, privacy_cost, realizable, small_loss_experts,
                                small_loss_instance, sparse_vector_experts)
 from expertlab.experts._private_run import played_experts
@@ -13,7 +14,7 @@ from expertlab.experts._private_run import played_experts
 
 def keys(n_reps, t=0):
     with np.errstate(over="ignore"):
-        return _random.round_key(np.arange(n_reps, dtype=np.uint64), np.uint64(t))
+        return round_key(np.arange(n_reps, dtype=np.uint64), np.uint64(t))
 
 
 def step(L, s, row, t=0):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from expertlab import sim
-from expertlab._random import rep_key, round_key, stream_key, LEARNER_STREAM
+from expertlab.random import rep_key, round_key, stream_key, LEARNER_STREAM
 from expertlab.mdp import (ConservativeBaseline, ConservativeMDP, FiniteHorizonMDP, MixedPlan, backward_induction,
                            conservative, conservative_garnet, conservative_ucbvi, epsmix, epsmix_probability,
                            evaluate_markov_policy, evaluate_stochastic_policy, known_baseline, learned_baseline,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from expertlab import sim
-from expertlab._random import rep_key, round_key, seed_to_uint64
+from expertlab.random import rep_key, round_key, seed_to_uint64
 from expertlab.mdp import (EpisodicMDP, FiniteHorizonMDP, Trajectory, backward_induction, episodic,
                            evaluate_markov_policy, garnet_episodic, sample_episodes, ucbvi)
 from expertlab.mdp.instances import garnet, hard_linear_mixture

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from expertlab import sim
-from expertlab._random import LEARNER_STREAM, rep_key, round_key, seed_to_uint64, stream_key, uniform
+from expertlab.random import LEARNER_STREAM, rep_key, round_key, seed_to_uint64, stream_key, uniform
 from expertlab.mdp import (LinearMixtureMDP, LinearMixtureStream, StreamAction, StreamState, confidence_radius,
                            extended_value_iteration, policy_iteration, regularized_optimism,
                            regularized_value_iteration, safe_trap_mixture, uclk)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from expertlab import sim
-from expertlab._random import round_key
+from expertlab.random import round_key
 from expertlab.mdp import (EpisodicLinearMixture, SafeLinearMixture, evaluate_markov_policy, safe_action_sets,
                            safe_cost_ladder, safe_trap_mixture, safe_ucrl_vtr)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from expertlab import sim
-from expertlab._random import rep_key, round_key
+from expertlab.random import rep_key, round_key
 from expertlab.mdp import (FiniteHorizonMDP, Trajectory, backward_induction, optimistic_q_values, sample_episodes,
                            ucbvi, ucbvi_bonus)
 from expertlab.mdp.instances import garnet

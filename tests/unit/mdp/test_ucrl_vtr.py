@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from expertlab import sim
-from expertlab._random import rep_key, round_key
+from expertlab.random import rep_key, round_key
 from expertlab.mdp import (EpisodicLinearMixture, backward_induction, episodic, sample_episodes, sherman_morrison,
                            ucrl_vtr, ucrl_vtr_plus)
 from expertlab.mdp.instances import hard_linear_mixture, random_linear_mixture

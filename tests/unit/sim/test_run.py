@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from expertlab import sim
-from expertlab._random import rep_key, round_key, uniform
+from expertlab.random import rep_key, round_key, uniform
 from expertlab.experts import hedge, instances
 
 
