@@ -124,32 +124,98 @@ def _is_raises(call) -> bool:
     return isinstance(call, ast.Call) and (_dotted(call.func) or "").endswith("raises")
 
 
+def _aliases(tree) -> dict[str, str]:
+    """``local name -> dotted origin`` of a file's imports (``erandom -> expertlab.random``)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                out[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out
+
+
+def _parametrized(func, assigns) -> tuple[set[str], list]:
+    """The parameter names a test's ``pytest.mark.parametrize`` decorators fill, and their value expressions."""
+    names, values = set(), []
+    for dec in func.decorator_list:
+        if isinstance(dec, ast.Call) and (_dotted(dec.func) or "").endswith("parametrize") and len(dec.args) >= 2:
+            first = dec.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names |= {n.strip() for n in first.value.split(",")}
+            elif isinstance(first, (ast.List, ast.Tuple)):
+                names |= {e.value for e in first.elts if isinstance(e, ast.Constant)}
+            val = dec.args[1]
+            if isinstance(val, ast.Name) and val.id in assigns:  # a module-level table
+                val = assigns[val.id]
+            values.append(val)
+    return names, values
+
+
 def raised_calls(roots) -> tuple[Counter, dict[str, set[str]]]:
-    """Dotted names called inside ``pytest.raises`` blocks, and each file's ``from x import y``."""
+    """Dotted names called inside ``pytest.raises`` blocks, and each file's ``from x import y``.
+
+    A call of a parametrized argument inside the block (``factory(**kwargs)``,
+    ``call()``) stands for every name the parametrize table refers to (the
+    factories in it, the calls inside its lambdas).  A name imported under an
+    alias is recorded also under its origin (``erandom.uniform`` as
+    ``expertlab.random.uniform``).
+    """
     calls: Counter = Counter()
     imports: dict[str, set[str]] = {}
     for root in roots:
         for path in Path(root).rglob("*.py"):
             tree = ast.parse(path.read_text())
+            aliases = _aliases(tree)
+            assigns = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                       for t in node.targets if isinstance(t, ast.Name)}
             for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom) and node.module:
                     for alias in node.names:
                         imports.setdefault(alias.asname or alias.name, set()).add(node.module)
-                body = None
-                if isinstance(node, (ast.With, ast.AsyncWith)) and any(_is_raises(it.context_expr)
-                                                                       for it in node.items):
-                    body = node.body
-                elif _is_raises(node) and len(node.args) >= 2:  # pytest.raises(exc, func, *args)
-                    name = _dotted(node.args[1])
-                    if name:
-                        calls[name] += 1
-                if body:
-                    for stmt in body:
+
+            def record(name):
+                calls[name] += 1
+                head, _, rest = name.partition(".")
+                if head in aliases and aliases[head] != head:
+                    calls[aliases[head] + ("." + rest if rest else "")] += 1
+
+            def scan(scope, params=frozenset(), values=()):
+                for node in ast.walk(scope):
+                    body = None
+                    if isinstance(node, (ast.With, ast.AsyncWith)) and any(_is_raises(it.context_expr)
+                                                                           for it in node.items):
+                        body = node.body
+                    elif _is_raises(node) and len(node.args) >= 2:  # pytest.raises(exc, func, *args)
+                        name = _dotted(node.args[1])
+                        if name:
+                            record(name)
+                    for stmt in body or ():
                         for sub in ast.walk(stmt):
-                            if isinstance(sub, ast.Call):
-                                name = _dotted(sub.func)
-                                if name:
-                                    calls[name] += 1
+                            if not isinstance(sub, ast.Call):
+                                continue
+                            name = _dotted(sub.func)
+                            if name in params:
+                                for val in values:
+                                    for ref in ast.walk(val):
+                                        if isinstance(ref, ast.Attribute):
+                                            record(_dotted(ref) or ref.attr)
+                                        elif isinstance(ref, ast.Name):
+                                            record(ref.id)
+                            elif name:
+                                record(name)
+
+            functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            for func in functions:
+                params, values = _parametrized(func, assigns)
+                scan(func, params, values) if params else None
+            # blocks outside parametrized tests (module level, plain tests): scanned once, without tables
+            plain = ast.Module(body=[n for n in tree.body if not (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                                   and _parametrized(n, assigns)[0])],
+                               type_ignores=[])
+            scan(plain)
     return calls, imports
 
 
@@ -165,6 +231,9 @@ def covered_by_tests(public, calls, imports) -> set[str]:
             parts = dotted.split(".")
             if parts[-1] != name:
                 continue
+            if dotted == qual:  # the full public path, e.g. through an aliased import
+                covered.add(qual)
+                break
             if not ambiguous:
                 covered.add(qual)
                 break
