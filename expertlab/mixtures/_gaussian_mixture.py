@@ -50,7 +50,7 @@ def _kmeanspp_resp(X, n_components, w, seed_u, xp):
         else:
             score = ww * d2
             score = xp.where(xp.sum(score, axis=1, keepdims=True) > 0, score, ww)   # all points on the centres
-        cum = xp.cumsum(score, axis=1)
+        cum = xp.cumulative_sum(score, axis=1)
         idx = xp.sum(cum < (u[:, k] * cum[:, -1])[:, None], axis=1)
         idx = xp.minimum(idx, n - 1)
         c = X[rows, idx]                                                         # (R, D)
