@@ -95,7 +95,8 @@ def _factory(name, mode, eta, gamma, params):
         w = xp.exp(-e[:, None] * (state.loss_est - xp.min(state.loss_est, axis=1, keepdims=True)))
         p = w / rowsum(xp, w)[:, None]
         u = uniform(key, np.uint64(0))
-        arm = xp.astype(xp.minimum(xp.count_nonzero(xp.cumulative_sum(p, axis=1) <= u[:, None], axis=1), K - 1), xp.int64)
+        below = xp.count_nonzero(xp.cumulative_sum(p, axis=1) <= u[:, None], axis=1)
+        arm = xp.astype(xp.minimum(below, K - 1), xp.int64)
         return Pull(arm, p), state
 
     def update(state, pull, reward, key=None):

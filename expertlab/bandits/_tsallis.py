@@ -167,7 +167,8 @@ def tsallis_inf(scale=2.0) -> Learner:
         eta = c / xp.sqrt(xp.astype(state.t, xp.float64) + 1.0)
         p = tsallis_weights(state.loss_est, eta)
         u = uniform(key, np.uint64(0))
-        arm = xp.astype(xp.minimum(xp.count_nonzero(xp.cumulative_sum(p, axis=1) <= u[:, None], axis=1), K - 1), xp.int64)
+        below = xp.count_nonzero(xp.cumulative_sum(p, axis=1) <= u[:, None], axis=1)
+        arm = xp.astype(xp.minimum(below, K - 1), xp.int64)
         return Pull(arm, p), state
 
     def update(state, pull, reward, key=None):

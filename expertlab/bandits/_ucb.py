@@ -48,7 +48,8 @@ def index_update(state, pull, reward, key=None):
     check_feedback(state.counts, arm, reward)
     xp = get_namespace(state.counts)
     onehot = xp.arange(state.counts.shape[1])[None, :] == arm[:, None]
-    return IndexState(counts=state.counts + xp.astype(onehot, state.counts.dtype), sums=state.sums + xp.where(onehot, reward[:, None], 0.0),
+    return IndexState(counts=state.counts + xp.astype(onehot, state.counts.dtype),
+                      sums=state.sums + xp.where(onehot, reward[:, None], 0.0),
                       t=state.t + 1)
 
 
