@@ -171,8 +171,9 @@ def test_robust_planner_and_worst_case_on_strict_arrays(divergence):
     from expertlab.mdp import robust_value_iteration, worst_case
 
     p, r = _garnet()
-    _same_result(robust_value_iteration(p, r, 0.9, radius=0.1, divergence=divergence),
-                 robust_value_iteration(xps.asarray(p), xps.asarray(r), 0.9, radius=0.1, divergence=divergence),
+    p, r = p[:2], r[:2]  # gamma = 0.5 and two MDPs: the strict namespace is slow, a few iterations suffice
+    _same_result(robust_value_iteration(p, r, 0.5, radius=0.1, divergence=divergence),
+                 robust_value_iteration(xps.asarray(p), xps.asarray(r), 0.5, radius=0.1, divergence=divergence),
                  f"robust_value_iteration[{divergence}]")
     v = np.repeat(np.linspace(0.0, 1.0, 8)[None, :], 5, axis=0)
     q = p[0, :5, 0]
