@@ -59,7 +59,12 @@ def _import_cupy():
         raise RuntimeError(f"backend='cupy': CuPy is installed but no GPU could be used ({exc})") from exc
     if n_dev < 1:  # pragma: no cover - depends on the machine
         raise RuntimeError("backend='cupy': CuPy is installed but no GPU was found")
-    return cupy
+    # CuPy's own namespace lacks some array-API names (``cumulative_sum``,
+    # ``astype``, ...); the wrapper of array_api_compat adds them, and it is
+    # what get_namespace returns for CuPy arrays.
+    import array_api_compat.cupy as xp_cupy
+
+    return xp_cupy
 
 
 def asnumpy(a):

@@ -24,7 +24,7 @@ learner never changes the losses an instance reveals.
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.extending import overload, register_jitable
 
 __all__ = [
     "GAMMA",
@@ -35,6 +35,7 @@ __all__ = [
     "stream_key",
     "uniform",
     "seed_to_uint64",
+    "f64",
 ]
 
 #: Odd Weyl increment of SplitMix64 (2**64 / golden ratio).
@@ -51,42 +52,147 @@ _TWO53_INV = 1.0 / 9007199254740992.0  # 2**-53
 LEARNER_STREAM = np.uint64(0xD1B54A32D192ED03)
 
 
+# Each function is written once, as a body over its constants: compiled code
+# (Numba CPU and CUDA, through ``overload``) and NumPy inputs use the
+# ``numpy.uint64`` constants; arrays of another namespace (CuPy,
+# ``array_api_strict``) get them as Python ints, which the array API promotes
+# to the array's ``uint64`` dtype.
+_C_NP = (GAMMA, _M1, _M2, _S30, _S27, _S31, _S11, _ONE)
+_C_INT = tuple(int(c) for c in _C_NP)
+
+
+def _is_numpy(*xs):
+    return all(isinstance(x, (np.ndarray, np.generic, int)) for x in xs)
+
+
+def _consts(*xs):
+    """The constants for inputs ``xs``, and ``xs`` with scalars as 0-d ``uint64`` arrays of another namespace."""
+    if _is_numpy(*xs):
+        return _C_NP, xs
+    from ._backend import get_namespace
+
+    xp = get_namespace(*[x for x in xs if not isinstance(x, (np.generic, int))])
+    return _C_INT, tuple(xp.asarray(int(x), dtype=xp.uint64) if isinstance(x, (np.generic, int)) else x
+                         for x in xs)
+
+
 @register_jitable
+def _mix64(z, c):
+    z = (z ^ (z >> c[3])) * c[1]
+    z = (z ^ (z >> c[4])) * c[2]
+    return z ^ (z >> c[5])
+
+
+@register_jitable
+def _rep_key(seed, rep, c):
+    return _mix64(_mix64(seed + c[0], c) ^ ((rep + c[7]) * c[2]), c)
+
+
+@register_jitable
+def _round_key(rkey, t, c):
+    return _mix64(rkey ^ ((t + c[7]) * c[0]), c)
+
+
+@register_jitable
+def _stream_key(key, salt, c):
+    return _mix64(key ^ salt, c)
+
+
+@register_jitable
+def _uniform_bits(key, j, c):
+    return _mix64(key ^ ((j + c[7]) * c[0]), c) >> c[6]
+
+
 def mix64(z):
     """SplitMix64 finaliser: a bijection of 64-bit words with full avalanche."""
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
+    c, (z,) = _consts(z)
+    return _mix64(z, c)
 
 
-@register_jitable
 def rep_key(seed, rep):
     """Key of replication ``rep`` under ``seed`` (both ``uint64``)."""
-    return mix64(mix64(seed + GAMMA) ^ ((rep + _ONE) * _M2))
+    c, (seed, rep) = _consts(seed, rep)
+    return _rep_key(seed, rep, c)
 
 
-@register_jitable
 def round_key(rkey, t):
     """Key of round ``t`` (``uint64``) in the replication keyed ``rkey``."""
-    return mix64(rkey ^ ((t + _ONE) * GAMMA))
+    c, (rkey, t) = _consts(rkey, t)
+    return _round_key(rkey, t, c)
 
 
-@register_jitable
 def stream_key(key, salt):
     """Derive an independent stream from ``key`` with a ``uint64`` salt."""
-    return mix64(key ^ salt)
+    c, (key, salt) = _consts(key, salt)
+    return _stream_key(key, salt, c)
 
 
-@register_jitable
 def uniform(key, j):
-    """Draw ``j`` (``uint64``) of the round keyed ``key``, uniform on (0, 1).
+    """Draw ``j`` (a non-negative integer, taken as ``uint64``) of the round keyed ``key``, uniform on (0, 1).
 
     The 53 high bits of the hash are mapped to the midpoints
     ``(k + 1/2) 2**-53``, so the result is never exactly 0 or 1 and
     ``log(u)``, ``log(1 - u)`` are always finite.
     """
-    h = mix64(key ^ ((j + _ONE) * GAMMA))
-    return ((h >> _S11) * 1.0 + 0.5) * _TWO53_INV
+    c, (key, j) = _consts(key, j)
+    if not isinstance(j, (np.generic, int)) and not _is_numpy(j):
+        from ._backend import get_namespace
+
+        xpj = get_namespace(j)
+        j = xpj.astype(j, xpj.uint64)
+    elif isinstance(j, np.ndarray):
+        j = j.astype(np.uint64, copy=False)
+    bits = _uniform_bits(key, j, c)
+    if _is_numpy(bits):
+        return (bits * 1.0 + 0.5) * _TWO53_INV
+    from ._backend import get_namespace
+
+    xp = get_namespace(bits)
+    return (xp.astype(bits, xp.float64) + 0.5) * _TWO53_INV
+
+
+def f64(x):
+    """``x`` (a bool or number, or an array of them) as ``float64``, in compiled code and over any ``xp``.
+
+    The array API does no arithmetic on booleans, so ``(u < p) * 1.0`` is
+    written ``f64(u < p)`` in code shared by every backend.
+    """
+    if _is_numpy(x) or isinstance(x, (bool, float, np.bool_)):
+        return x * 1.0
+    from ._backend import get_namespace
+
+    xp = get_namespace(x)
+    return xp.astype(x, xp.float64)
+
+
+@overload(f64)
+def _ov_f64(x):
+    return lambda x: x * 1.0
+
+
+@overload(mix64)
+def _ov_mix64(z):
+    return lambda z: _mix64(z, _C_NP)
+
+
+@overload(rep_key)
+def _ov_rep_key(seed, rep):
+    return lambda seed, rep: _rep_key(seed, rep, _C_NP)
+
+
+@overload(round_key)
+def _ov_round_key(rkey, t):
+    return lambda rkey, t: _round_key(rkey, t, _C_NP)
+
+
+@overload(stream_key)
+def _ov_stream_key(key, salt):
+    return lambda key, salt: _stream_key(key, salt, _C_NP)
+
+
+@overload(uniform)
+def _ov_uniform(key, j):
+    return lambda key, j: (_uniform_bits(key, np.uint64(j), _C_NP) * 1.0 + 0.5) * _TWO53_INV
 
 
 def seed_to_uint64(seed) -> np.uint64:

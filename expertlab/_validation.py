@@ -103,13 +103,29 @@ def as_real_array(x, name: str, xp=None, dtype=None):
             arr = np.asarray(x)
         except ValueError as exc:  # ragged nested sequences
             raise TypeError(f"{name} must be a (rectangular) array of real numbers: {exc}") from None
-    kind = getattr(arr.dtype, "kind", None)
+    kind = _dtype_kind(arr)
     if kind is None or kind not in "biuf":
         got = f"dtype {arr.dtype}" if arr is x else f"{type(x).__name__} of dtype {arr.dtype}"
         raise TypeError(f"{name} must hold real numbers (bool, int or float), got {got}")
     if xp is None:
         xp = _xp(arr) if arr is x else np
     return xp.asarray(arr, dtype=xp.float64 if dtype is None else dtype)
+
+
+def _dtype_kind(arr):
+    """NumPy's ``dtype.kind`` of ``arr``, also for namespaces whose dtypes have no ``kind`` (``array_api_strict``)."""
+    kind = getattr(arr.dtype, "kind", None)
+    if kind is not None:
+        return kind
+    try:
+        xp = _xp(arr)
+    except TypeError:
+        return None
+    for k, name in (("b", "bool"), ("i", "signed integer"), ("u", "unsigned integer"), ("f", "real floating"),
+                    ("c", "complex floating")):
+        if xp.isdtype(arr.dtype, name):
+            return k
+    return None
 
 
 def check_array_size(shape, names, *, max_elements: int = MAX_ARRAY_ELEMENTS) -> None:

@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
+from .._backend import get_namespace
 from .._random import rep_key, round_key
 from .._validation import as_real_array, check_float, check_in
 from ..sim import Learner, register_fast_path
@@ -227,14 +228,15 @@ def alf_lb(step=0.001, rule="sign", *, bias0=None) -> Learner:
         return state.bias, state
 
     def update(state, bias, feedback, keys=None):
-        d = state.capacity - feedback.loads
+        xp = get_namespace(state.bias)
+        d = state.capacity - xp.astype(feedback.loads, state.capacity.dtype)
         if tuple(d.shape) != tuple(state.bias.shape):
             raise ValueError(f"alf_lb: loads of shape {tuple(feedback.loads.shape)} and capacities of shape "
                              f"{tuple(state.capacity.shape)} do not match the bias {tuple(state.bias.shape)}")
         if code == 0:
-            b = state.bias + step * (d > 0) - step * (d < 0)
+            b = state.bias + step * xp.astype(d > 0, xp.float64) - step * xp.astype(d < 0, xp.float64)
         else:
-            st = step if code == 1 else (step / (state.t + 1.0))[:, None]
+            st = step if code == 1 else (step / (xp.astype(state.t, xp.float64) + 1.0))[:, None]
             b = state.bias + st * d / state.mean_load[:, None]
         return ALFLBState(t=state.t + 1, bias=b, capacity=state.capacity, mean_load=state.mean_load)
 

@@ -59,7 +59,7 @@ def route_mask(v, k: int, xp):
         tau = xp.sort(v, axis=-1)[..., e - k:e - k + 1]
     above = v > tau
     tied = v == tau
-    room = k - xp.sum(above, axis=-1, keepdims=True, dtype=xp.int64)
+    room = k - xp.astype(xp.count_nonzero(above, axis=-1, keepdims=True), xp.int64)
     take = tied & (xp.cumulative_sum(xp.astype(tied, xp.int64), axis=-1) <= room)
     return above | take
 
@@ -104,7 +104,7 @@ class _RoutingBase(Environment):
         xp = get_namespace(scores)
         v = scores + bias[:, None, :]
         mask = route_mask(v, self.k, xp)
-        loads = xp.sum(mask, axis=1, dtype=xp.int64)
+        loads = xp.astype(xp.count_nonzero(mask, axis=1), xp.int64)
         info = {"bias": bias, "loads": loads, "dual": _dual(v, mask, bias, cap, xp), "scores": scores,
                 "mask": mask, "capacity": cap, "t": t}
         return RoutingFeedback(loads), info
@@ -578,7 +578,7 @@ def _maxvio_metric(cbar) -> Metric:
     def update(acc, info, t):
         loads = info["loads"]
         xp = get_namespace(loads)
-        return (xp.max(loads, axis=1) - cbar) / cbar
+        return (xp.astype(xp.max(loads, axis=1), xp.float64) - cbar) / cbar
 
     return Metric("maxvio", init, update, lambda acc: acc)
 
@@ -595,7 +595,7 @@ def _global_metric(cbar) -> Metric:
         cum, t = acc
         xp = get_namespace(cum)
         tot = cbar * (t + 1.0)
-        return (xp.max(cum, axis=1) - tot) / tot
+        return (xp.astype(xp.max(cum, axis=1), xp.float64) - tot) / tot
 
     return Metric("global_maxvio", init, update, read, lambda acc: {"cumulative_loads": acc[0]})
 

@@ -199,12 +199,12 @@ class ScoreGenerator:
         """
         xp = get_namespace(keys)
         e = self.n_experts
-        j = xp.reshape(xp.arange(n_tokens * e, dtype=xp.uint64), (1, n_tokens, e)) * _U2
+        j = xp.reshape(xp.arange(n_tokens * e, dtype=xp.uint64), (1, n_tokens, e)) * 2
         kk = keys[:, None, None]
         u1 = uniform(kk, j)
-        u2 = uniform(kk, j + _U1)
+        u2 = uniform(kk, j + 1)
         z = xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(_TWO_PI * u2)
-        return xp.asarray(self.mean(t))[None, None, :] + self.params[0] * z
+        return xp.asarray(self.mean(t))[None, None, :] + float(self.params[0]) * z
 
     def draw(self, seed, rep_ids, t, n_tokens) -> np.ndarray:
         """Scores of batch ``t`` for the replications ``rep_ids`` (NumPy, batched).

@@ -187,7 +187,7 @@ class ExpertTasks(Environment):
             tj = xp.where(valid, tasks, 0)
             diff = M[batch.a[:, None], tj] - M[batch.b[:, None], tj]
             z = normal_array(xp, keys[:, None], xp.arange(tasks.shape[1], dtype=xp.uint64)[None, :])
-            hf = batch.h.astype(xp.float64)[:, None]
+            hf = xp.astype(batch.h, xp.float64)[:, None]
             D = xp.where(valid, hf * diff + self.sigma * xp.sqrt(2.0 * hf) * z, 0.0)
         queries = 2 * batch.h * valid.sum(axis=1)
         return M, D, {"queries": queries, "new": batch.new}

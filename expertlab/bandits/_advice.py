@@ -237,7 +237,7 @@ def _regret_metric(name, row, n_arms) -> Metric:
         cum, pulls = acc
         if pulls is not None:
             xp = _ns(cum)
-            pulls = pulls + (xp.arange(n_arms)[None, :] == info["arm"][:, None])
+            pulls = pulls + xp.astype(xp.arange(n_arms)[None, :] == info["arm"][:, None], pulls.dtype)
         return (cum + (info["tables"][row][info["cell"]] - info["mu"]), pulls)
 
     fin = (lambda acc: {"pulls": acc[1]}) if n_arms else None

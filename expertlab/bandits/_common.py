@@ -57,7 +57,7 @@ def check_feedback(counts, arm, reward):
 def first_unpulled(xp, counts):
     """``(has, arm)``: whether a replication has an arm never pulled, and the lowest such arm."""
     unpulled = counts == 0
-    return xp.any(unpulled, axis=1), xp.argmax(unpulled, axis=1)
+    return xp.any(unpulled, axis=1), xp.argmax(xp.astype(unpulled, xp.int8), axis=1)
 
 
 @register_jitable(forceinline=True, _nrt=False)

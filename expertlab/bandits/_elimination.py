@@ -138,7 +138,7 @@ def successive_elimination(delta=0.05) -> Learner:
 
     def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
-        return Pull(xp.argmin(xp.where(state.active, state.counts, xp.inf), axis=1).astype(xp.int64)), state
+        return Pull(xp.astype(xp.argmin(xp.where(state.active, state.counts, xp.inf), axis=1), xp.int64)), state
 
     def update(state, pull, reward, key=None):
         arm = pull_arm(pull)
@@ -146,7 +146,7 @@ def successive_elimination(delta=0.05) -> Learner:
         xp = get_namespace(state.counts)
         K = state.counts.shape[1]
         onehot = xp.arange(K)[None, :] == arm[:, None]
-        counts = state.counts + onehot
+        counts = state.counts + xp.astype(onehot, state.counts.dtype)
         sums = state.sums + xp.where(onehot, reward[:, None], 0.0)
         act_ = state.active
         lo = xp.min(xp.where(act_, counts, xp.inf), axis=1)

@@ -88,7 +88,7 @@ def explore_then_commit(m=10) -> Learner:
         xp = get_namespace(state.counts)
         K = state.counts.shape[1]
         explore = state.t < m * K
-        return Pull(xp.where(explore, state.t % K, xp.argmax(state.sums, axis=1)).astype(xp.int64)), state
+        return Pull(xp.astype(xp.where(explore, state.t % K, xp.argmax(state.sums, axis=1)), xp.int64)), state
 
     def update(state, pull, reward, key=None):
         arm = pull_arm(pull)
@@ -97,7 +97,7 @@ def explore_then_commit(m=10) -> Learner:
         K = state.counts.shape[1]
         onehot = xp.arange(K)[None, :] == arm[:, None]
         explore = (state.t < m * K)[:, None]
-        return IndexState(counts=state.counts + onehot,
+        return IndexState(counts=state.counts + xp.astype(onehot, state.counts.dtype),
                           sums=state.sums + xp.where(onehot & explore, reward[:, None], 0.0), t=state.t + 1)
 
     kernel = BanditKernelSpec(n_rows=2, n_scalars=0, params=np.array([float(m)]), init=_k_init, act=_k_act,

@@ -91,11 +91,12 @@ def _factory(name, mode, eta, gamma, params):
         if mode == 0.0:
             e = xp.full(state.t.shape, eta)
         else:
-            e = xp.sqrt(math.log(K) / ((state.t.astype(xp.float64) + 1.0) * K))
+            e = xp.sqrt(math.log(K) / ((xp.astype(state.t, xp.float64) + 1.0) * K))
         w = xp.exp(-e[:, None] * (state.loss_est - xp.min(state.loss_est, axis=1, keepdims=True)))
         p = w / rowsum(xp, w)[:, None]
         u = uniform(key, np.uint64(0))
-        arm = xp.minimum(xp.sum(xp.cumsum(p, axis=1) <= u[:, None], axis=1), K - 1).astype(xp.int64)
+        below = xp.count_nonzero(xp.cumulative_sum(p, axis=1) <= u[:, None], axis=1)
+        arm = xp.astype(xp.minimum(below, K - 1), xp.int64)
         return Pull(arm, p), state
 
     def update(state, pull, reward, key=None):

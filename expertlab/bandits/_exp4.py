@@ -146,9 +146,10 @@ def exp4(eta: float | None = None) -> Learner:
         # p_i = sum of q_j over the experts advising arm i, added in expert order (as in the kernel; the
         # zeros of the other experts add exactly nothing)
         onehot = adv[:, :, None] == xp.arange(K)[None, None, :]
-        p = xp.cumsum(xp.where(onehot, q[:, :, None], 0.0), axis=1)[:, N - 1, :]
+        p = xp.cumulative_sum(xp.where(onehot, q[:, :, None], 0.0), axis=1)[:, N - 1, :]
         u = uniform(keys, np.uint64(0))
-        arm = xp.astype(xp.minimum(xp.sum(xp.cumsum(p, axis=1) <= u[:, None], axis=1), K - 1), xp.int64)
+        below = xp.count_nonzero(xp.cumulative_sum(p, axis=1) <= u[:, None], axis=1)
+        arm = xp.astype(xp.minimum(below, K - 1), xp.int64)
         return AdviceChoice(arm, None, p, q), state._replace(advice=adv, p=p)
 
     def update(state, choice, reward, keys=None):

@@ -255,7 +255,7 @@ def kl_ucb(c=0.0, *, kind="bernoulli", sigma=1.0) -> Learner:
     def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
         n = xp.where(state.counts > 0, state.counts, 1.0)
-        t = xp.maximum(state.t, 1).astype(xp.float64)
+        t = xp.astype(xp.maximum(state.t, 1), xp.float64)
         lt = xp.log(t)
         with np.errstate(divide="ignore", invalid="ignore"):
             delta = xp.where(lt > 1.0, lt + c * xp.log(xp.where(lt > 1.0, lt, 1.0)), lt)[:, None]

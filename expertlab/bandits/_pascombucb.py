@@ -237,7 +237,7 @@ def _exact_oracle(xp, st, ucb_mu, lcb_v):
     else:
         possible = xp.ones(u.shape, dtype=xp.bool)
     best = xp.argmax(xp.where(possible, u, -xp.inf), axis=1)
-    return arms[best], xp.sum(possible, axis=1).astype(xp.int64)
+    return arms[best], xp.astype(xp.sum(possible, axis=1), xp.int64)
 
 
 def _greedy_oracle(xp, st, ucb_mu, lcb_v):
@@ -308,7 +308,7 @@ def _act(state):
     sel = (piece == q[:, None]) & (buf >= 0)
     order = xp.argsort(xp.astype(~sel, xp.int8), axis=1, stable=True)
     items = xp.take_along_axis(buf, order, axis=1)
-    count = xp.sum(sel, axis=1)
+    count = xp.count_nonzero(sel, axis=1)
     items = xp.where(xp.arange(st.k)[None, :] < count[:, None], items, -1)
     groups = xp.asarray(st.groups)
     warm_items = groups[state.t % groups.shape[0]]

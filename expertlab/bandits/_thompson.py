@@ -111,7 +111,7 @@ def thompson_sampling(kind="bernoulli", *, sigma=1.0, prior=(1.0, 1.0)) -> Learn
         else:
             n1 = state.counts + 1.0
             theta = state.sums / n1 + sigma / xp.sqrt(n1) * normal_array(xp, key[:, None], arms)
-        return Pull(xp.argmax(theta, axis=1).astype(xp.int64)), state
+        return Pull(xp.astype(xp.argmax(theta, axis=1), xp.int64)), state
 
     params = {"kind": kind} | ({"prior": (a0, b0)} if bern else {"sigma": sigma})
     kernel = BanditKernelSpec(n_rows=2, n_scalars=0, params=np.array([0.0 if bern else 1.0, sigma, a0, b0]),

@@ -206,10 +206,11 @@ def tsallis_inf(scale=2.0) -> Learner:
     def act(state, obs=None, key=None):
         xp = get_namespace(state.loss_est)
         K = state.loss_est.shape[1]
-        eta = c / xp.sqrt(state.t.astype(xp.float64) + 1.0)
+        eta = c / xp.sqrt(xp.astype(state.t, xp.float64) + 1.0)
         p = _weights(state.loss_est, eta)
         u = uniform(key, np.uint64(0))
-        arm = xp.minimum(xp.sum(xp.cumsum(p, axis=1) <= u[:, None], axis=1), K - 1).astype(xp.int64)
+        below = xp.count_nonzero(xp.cumulative_sum(p, axis=1) <= u[:, None], axis=1)
+        arm = xp.astype(xp.minimum(below, K - 1), xp.int64)
         return Pull(arm, p), state
 
     def update(state, pull, reward, key=None):

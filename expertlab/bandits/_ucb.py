@@ -48,14 +48,15 @@ def index_update(state, pull, reward, key=None):
     check_feedback(state.counts, arm, reward)
     xp = get_namespace(state.counts)
     onehot = xp.arange(state.counts.shape[1])[None, :] == arm[:, None]
-    return IndexState(counts=state.counts + onehot, sums=state.sums + xp.where(onehot, reward[:, None], 0.0),
+    return IndexState(counts=state.counts + xp.astype(onehot, state.counts.dtype),
+                      sums=state.sums + xp.where(onehot, reward[:, None], 0.0),
                       t=state.t + 1)
 
 
 def pick(xp, state, index):
     """Unpulled arms first (lowest index), then the first maximiser of ``index``."""
     has, first = first_unpulled(xp, state.counts)
-    return xp.where(has, first, xp.argmax(index, axis=1)).astype(xp.int64)
+    return xp.astype(xp.where(has, first, xp.argmax(index, axis=1)), xp.int64)
 
 
 @register_jitable(forceinline=True, _nrt=False)
@@ -151,7 +152,7 @@ def ucb1(c=2.0) -> Learner:
     def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
         n = xp.where(state.counts > 0, state.counts, 1.0)
-        b = xp.sqrt(c * xp.log(xp.maximum(state.t, 1).astype(xp.float64)))
+        b = xp.sqrt(c * xp.log(xp.astype(xp.maximum(state.t, 1), xp.float64)))
         index = state.sums / n + b[:, None] * (1.0 / xp.sqrt(n))
         return Pull(pick(xp, state, index)), state
 
@@ -269,7 +270,7 @@ def moss(horizon=None) -> Learner:
         xp = get_namespace(state.counts)
         K = state.counts.shape[1]
         n = xp.where(state.counts > 0, state.counts, 1.0)
-        big = (xp.full(state.t.shape, float(T)) if T is not None else state.t.astype(xp.float64))[:, None]
+        big = (xp.full(state.t.shape, float(T)) if T is not None else xp.astype(state.t, xp.float64))[:, None]
         with np.errstate(divide="ignore"):  # round 0 of the anytime index: log 0, arms unpulled
             index = state.sums / n + xp.sqrt(xp.maximum(xp.log(big / (K * n)), 0.0) / n)
         return Pull(pick(xp, state, index)), state

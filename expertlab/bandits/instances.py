@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
-from .._random import uniform
+from .._random import f64, uniform
 from .._validation import as_real_array, check_array_size, check_float, check_int
 from ..sim._arms import Arms
 from ..sim._variates import normal
@@ -27,7 +27,7 @@ __all__ = ["bernoulli", "gaussian", "minimax", "reward_array", "piecewise_bernou
 
 @register_jitable
 def _bern_reward(data, key, t, i):
-    return (uniform(key, np.uint64(i)) < data[0][i]) * 1.0
+    return f64(uniform(key, i) < data[0][i])
 
 
 @register_jitable
@@ -61,7 +61,7 @@ def _pw_mean(data, t, i):
 
 @register_jitable
 def _pw_reward(data, key, t, i):
-    return (uniform(key, np.uint64(i)) < data[0][_segment(data[1], t), i]) * 1.0
+    return f64(uniform(key, i) < data[0][_segment(data[1], t), i])
 
 
 def _check_means(means, name="means", low=0.0, high=1.0):

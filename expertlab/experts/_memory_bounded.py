@@ -82,7 +82,7 @@ def _refill(pool, key, n: int, xp):
     Work ``O(memory**2 log memory)`` per epoch and replication, memory ``O(memory)``.
     """
     n_reps, size = pool.shape
-    empty = np.flatnonzero(asnumpy(pool[0] < 0))  # the same slots are empty in every row
+    empty = np.flatnonzero(asnumpy(pool[0, ...] < 0))  # the same slots are empty in every row
     if empty.size == 0:
         return pool
     k = xp.asarray(stream_key(key, POOL_STREAM))
@@ -258,9 +258,10 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
         q = w / xp.sum(w, axis=1, keepdims=True)
         if bool(xp.any(state.pool < 0)):
             q = (1.0 - PENDING_MIX) * q + PENDING_MIX / memory
-        p = xp.zeros((pool.shape[0], n))
-        p[xp.arange(pool.shape[0])[:, None], pool] = q
-        return p
+        # scatter q to the pool's columns (distinct experts per row) without fancy-index assignment,
+        # which the array API does not have
+        hit = pool[:, :, None] == xp.arange(n, dtype=pool.dtype)[None, None, :]
+        return xp.sum(xp.where(hit, q[:, :, None], 0.0), axis=1)
 
     def act(state, awake=None, key=None):
         if awake is not None:
@@ -289,25 +290,23 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
             raise ValueError("p must hold probabilities: finite and non-negative")
         if awake is not None:
             raise ValueError("awake: memory_bounded does not support sleeping experts (awake must be None)")
-        rows = xp.arange(n_reps)[:, None]
         pool = state.pool
         empty = pool < 0
         if bool(xp.any(empty)):  # read the newcomers drawn by act back from the support of p
-            # p > 0 outside the kept members; empty slots point at an extra, discarded column n
-            support = xp.concat([p > 0, xp.zeros((n_reps, 1), dtype=xp.bool)], axis=1)
-            support[rows, xp.where(empty, n, pool)] = False
-            support = support[:, :n]
-            kept0 = xp.where(empty, -1, pool)
-            n_empty = int(xp.sum(empty[0]))
+            # p > 0 outside the kept members (empty slots match no column)
+            kept = (pool[:, :, None] == xp.arange(n, dtype=pool.dtype)[None, None, :]) & ~empty[:, :, None]
+            support = (p > 0) & ~xp.any(kept, axis=1)
+            n_empty = int(xp.count_nonzero(empty[0, ...]))
             counts = xp.sum(xp.astype(support, xp.int64), axis=1)
             if bool(xp.any(counts != n_empty)):
                 raise ValueError("p: the play must be the one act returned for this state (its support "
                                  f"names the {n_empty} experts refilling the pool)")
             newcomers = xp.reshape(xp.nonzero(support)[1], (n_reps, n_empty))
-            pool = xp.asarray(kept0, copy=True)
-            slots = xp.nonzero(empty[0])[0]
-            pool[:, slots] = newcomers
-        slot_loss = loss[rows, pool]
+            # the k-th empty slot (the same slots in every row) takes the k-th newcomer
+            k = xp.cumulative_sum(xp.astype(empty, xp.int64), axis=1) - 1
+            fill = xp.take_along_axis(newcomers, xp.clip(k, 0, n_empty - 1), axis=1)
+            pool = xp.where(empty, fill, pool)
+        slot_loss = xp.take_along_axis(loss, pool, axis=1)
         mix = xp.sum(p * loss, axis=1, keepdims=True)
         r = mix - slot_loss
         regret = state.regret + r
@@ -319,8 +318,8 @@ def memory_bounded(memory, *, horizon=None, epoch=None, eta=None) -> Learner:
             if n_new > 0:
                 # kept experts move to the first slots in rank order; the last n_new slots are emptied
                 order = xp.argsort(-epoch_regret, axis=1, stable=True)
-                pool = pool[rows, order]
-                regret = regret[rows, order]
+                pool = xp.take_along_axis(pool, order, axis=1)
+                regret = xp.take_along_axis(regret, order, axis=1)
                 pool[:, memory - n_new:] = -1
                 regret[:, memory - n_new:] = 0.0
             epoch_regret = xp.zeros_like(epoch_regret)

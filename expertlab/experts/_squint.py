@@ -142,7 +142,7 @@ def log_squint_evidence(regret, variance):
         b = 0.25 * xp.reshape(variance, (-1,))
         pos_b = b > 0
         s_int = xp.clip(a / (2.0 * xp.where(pos_b, b, 1.0)), 0.0, 1.0)
-        s_star = xp.where(pos_b, s_int, xp.where(a > 0, 1.0, 0.0))
+        s_star = xp.where(pos_b, s_int, xp.astype(a > 0, xp.float64))
         g_star = a * s_star - b * s_star * s_star
         slope = a - 2.0 * b * s_star  # g'(s*): >= 0 when s* = 1, <= 0 when s* = 0, 0 inside
         alpha_left = xp.maximum(slope, 0.0)

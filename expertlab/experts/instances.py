@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import register_jitable
 
-from .._random import uniform
+from .._random import f64, uniform
 from .._validation import as_real_array, check_array_size, check_float, check_int
 from ..sim._losses import LossSequence
 
@@ -40,23 +40,23 @@ __all__ = [
 
 @register_jitable
 def _fair_coin_loss(data, key, t, i):
-    return (uniform(key, np.uint64(i)) < 0.5) * 1.0
+    return f64(uniform(key, i) < 0.5)
 
 
 @register_jitable
 def _anti_loss(data, key, t, i):
-    b = (uniform(key, np.uint64(0)) < 0.5) * 1.0
-    return b + i * (1.0 - 2.0 * b)
+    b = f64(uniform(key, 0) < 0.5)
+    return b + f64(i) * (1.0 - 2.0 * b)
 
 
 @register_jitable
 def _uniform_loss(data, key, t, i):
-    return uniform(key, np.uint64(i)) * 1.0
+    return uniform(key, i) * 1.0
 
 
 @register_jitable
 def _bernoulli_loss(data, key, t, i):
-    return (uniform(key, np.uint64(i)) < data[0][i]) * 1.0
+    return f64(uniform(key, i) < data[0][i])
 
 
 @register_jitable
@@ -74,13 +74,13 @@ def _piecewise_best(data, t):
 @register_jitable
 def _piecewise_loss(data, key, t, i):
     best = _piecewise_best(data, t)
-    mean = 0.5 - data[1][2] * (i == best)
-    return (uniform(key, np.uint64(i)) < mean) * 1.0
+    mean = 0.5 - data[1][2] * f64(i == best)
+    return f64(uniform(key, i) < mean)
 
 
 @register_jitable
 def _piecewise_mean(data, t, i):
-    return 0.5 - data[1][2] * (i == _piecewise_best(data, t))
+    return 0.5 - data[1][2] * f64(i == _piecewise_best(data, t))
 
 
 @register_jitable

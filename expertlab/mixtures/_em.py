@@ -24,7 +24,7 @@ import numpy as np
 
 from .._backend import asnumpy, get_namespace, logsumexp
 from .._repr import short_repr
-from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
+from .._validation import _dtype_kind, as_real_array, check_array_size, check_float, check_in, check_int
 
 __all__ = ["COVARIANCE_TYPES", "EMResult", "GaussianMixtureParams", "e_step", "m_step", "log_likelihood",
            "log_prior_from_labels"]
@@ -145,7 +145,7 @@ def _check_data(X):
 
 def _per_rep(a, shape, name, xp):
     """Broadcast a per-sample array of shape ``shape[1:]`` to ``shape`` (replications share it)."""
-    a = xp.broadcast_to(a[None], shape) if tuple(a.shape) == tuple(shape[1:]) else a
+    a = xp.broadcast_to(a[None, ...], shape) if tuple(a.shape) == tuple(shape[1:]) else a
     if tuple(a.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape[1:])} or {tuple(shape)}, got {tuple(a.shape)}")
     return a
@@ -216,12 +216,13 @@ def log_prior_from_labels(labels=None, prior=None, *, n_reps, n_samples, n_compo
                 lab = np.asarray(labels)
             except ValueError as exc:                                  # ragged nested lists
                 raise TypeError(f"labels must be a (rectangular) array of integers: {exc}") from None
-        if lab.dtype.kind not in "iu":
+        if _dtype_kind(lab) not in ("i", "u"):
             raise TypeError(f"labels must be integers (-1 for unlabelled), got dtype {lab.dtype}")
         lab = _per_rep(xp.asarray(lab, dtype=xp.int64), shape[:2], "labels", xp)
         if bool(xp.any(lab < -1)) or bool(xp.any(lab >= n_components)):
             raise ValueError(f"labels must lie in {{-1, 0, ..., {n_components - 1}}} (-1 = unlabelled)")
-        clamped = xp.where(lab[..., None] == xp.arange(n_components)[None, None, :], 0.0, -xp.inf)
+        clamped = xp.where(lab[..., None] == xp.arange(n_components)[None, None, :],
+                           xp.asarray(0.0, dtype=xp.float64), -xp.inf)
         out = xp.where((lab >= 0)[..., None], clamped, out)
     return out
 
@@ -262,17 +263,16 @@ def _log_gaussian(X, params, xp):
     D = X.shape[-1]
     mu, cov = params.means, params.covariances
     if params.covariance_type == "full":
-        ar = xp.arange(D)
         try:                   # NumPy raises LinAlgError; CuPy may return NaN instead
             L = xp.linalg.cholesky(cov)
-            ok = bool(xp.all(xp.isfinite(L))) and bool(xp.all(L[..., ar, ar] > 0))
+            ok = bool(xp.all(xp.isfinite(L))) and bool(xp.all(xp.linalg.diagonal(L) > 0))
         except Exception:
             ok = False
         if not ok:
             raise ValueError("a covariance matrix is not positive definite; increase reg_covar")
-        P = xp.swapaxes(xp.linalg.inv(L), -1, -2)                     # precision Cholesky factor, (R, C, D, D)
+        P = xp.matrix_transpose(xp.linalg.inv(L))                     # precision Cholesky factor, (R, C, D, D)
         y = X[:, None, :, :] @ P - mu[:, :, None, :] @ P              # (R, C, n, D)
-        log_det = xp.sum(xp.log(P[..., ar, ar]), axis=-1)             # (R, C)
+        log_det = xp.sum(xp.log(xp.linalg.diagonal(P)), axis=-1)             # (R, C)
     else:
         var = cov if params.covariance_type == "diag" else xp.broadcast_to(cov[..., None], mu.shape)
         prec = 1.0 / xp.sqrt(var)                                      # (R, C, D)
@@ -280,7 +280,7 @@ def _log_gaussian(X, params, xp):
         log_det = xp.sum(xp.log(prec), axis=-1)
     quad = xp.sum(y * y, axis=-1)                                      # (R, C, n)
     logp = -0.5 * (D * math.log(2 * math.pi) + quad) + log_det[:, :, None]
-    return xp.swapaxes(logp, 1, 2)
+    return xp.matrix_transpose(logp)
 
 
 def _weighted_mean(v, w, xp):
@@ -299,16 +299,16 @@ def _e_step(X, params, w, log_prior, xp):
 
 def _m_step(X, resp, w, covariance_type, reg_covar, xp):
     wr = resp if w is None else resp * w[..., None]                    # (R, n, C)
-    nk = xp.sum(wr, axis=1) + 10 * np.finfo(np.float64).eps            # (R, C)
-    means = xp.swapaxes(wr, 1, 2) @ X / nk[..., None]                  # (R, C, D)
+    nk = xp.sum(wr, axis=1) + 10 * float(np.finfo(np.float64).eps)          # (R, C)
+    means = xp.matrix_transpose(wr) @ X / nk[..., None]                  # (R, C, D)
     if covariance_type == "full":
         diff = X[:, None, :, :] - means[:, :, None, :]                 # (R, C, n, D)
-        wd = diff * xp.swapaxes(wr, 1, 2)[..., None]
-        cov = xp.swapaxes(wd, -1, -2) @ diff / nk[..., None, None]
+        wd = diff * xp.matrix_transpose(wr)[..., None]
+        cov = xp.matrix_transpose(wd) @ diff / nk[..., None, None]
         cov = cov + reg_covar * xp.eye(X.shape[-1], dtype=xp.float64)
     else:
-        avg_x2 = xp.swapaxes(wr, 1, 2) @ (X * X) / nk[..., None]
-        avg_xm = means * (xp.swapaxes(wr, 1, 2) @ X) / nk[..., None]
+        avg_x2 = xp.matrix_transpose(wr) @ (X * X) / nk[..., None]
+        avg_xm = means * (xp.matrix_transpose(wr) @ X) / nk[..., None]
         cov = avg_x2 - 2 * avg_xm + means ** 2 + reg_covar
         if covariance_type == "spherical":
             cov = xp.mean(cov, axis=-1)

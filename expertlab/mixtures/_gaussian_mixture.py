@@ -41,7 +41,6 @@ def _kmeanspp_resp(X, n_components, w, seed_u, xp):
     R, n, _ = X.shape
     u = xp.asarray(_uniforms(seed_u, R, (n_components, 1))[..., 0])              # (R, C)
     ww = xp.ones((R, n), dtype=xp.float64) if w is None else w
-    rows = xp.arange(R)
     centres = []
     d2 = None
     for k in range(n_components):
@@ -50,16 +49,16 @@ def _kmeanspp_resp(X, n_components, w, seed_u, xp):
         else:
             score = ww * d2
             score = xp.where(xp.sum(score, axis=1, keepdims=True) > 0, score, ww)   # all points on the centres
-        cum = xp.cumsum(score, axis=1)
-        idx = xp.sum(cum < (u[:, k] * cum[:, -1])[:, None], axis=1)
+        cum = xp.cumulative_sum(score, axis=1)
+        idx = xp.count_nonzero(cum < (u[:, k] * cum[:, -1])[:, None], axis=1)
         idx = xp.minimum(idx, n - 1)
-        c = X[rows, idx]                                                         # (R, D)
+        c = xp.take_along_axis(X, idx[:, None, None], axis=1)[:, 0, :]          # (R, D)
         centres.append(c)
         dk = xp.sum((X - c[:, None, :]) ** 2, axis=-1)
         d2 = dk if d2 is None else xp.minimum(d2, dk)
     dist = xp.stack([xp.sum((X - c[:, None, :]) ** 2, axis=-1) for c in centres], axis=-1)   # (R, n, C)
     nearest = xp.argmin(dist, axis=-1)
-    return xp.asarray(nearest[..., None] == xp.arange(n_components)[None, None, :], dtype=xp.float64)
+    return xp.astype(nearest[..., None] == xp.arange(n_components)[None, None, :], xp.float64)
 
 
 def _initial_resp(X, n_components, init, w, log_prior, seed_u, xp):

@@ -187,23 +187,23 @@ def _means(env, data, t, xp):
 def _pseudo_metric(env) -> Metric:
     def init(n_reps, xp):
         return {"pseudo": xp.zeros(n_reps), "cum_mu": xp.zeros(n_reps), "M": None, "gap": None,
-                "pulls": xp.zeros((n_reps, env.n_arms), dtype=xp.int64), "rows": xp.arange(n_reps)}
+                "pulls": xp.zeros((n_reps, env.n_arms), dtype=xp.int64)}
 
     def update(acc, info, t):
         xp = get_namespace(info["x"])
         arm = info["arm"]
         acc = dict(acc)
         pulls = acc["pulls"]
-        pulls[acc["rows"], arm] += 1
+        acc["pulls"] = pulls + xp.astype(xp.arange(env.n_arms)[None, :] == arm[:, None], pulls.dtype)
         if env.stationary:
             if acc["gap"] is None:
                 mu0 = _means(env, info["data"], 0, xp)
                 acc["gap"] = float(xp.max(mu0)) - mu0
-            acc["pseudo"] = acc["pseudo"] + acc["gap"][arm]
+            acc["pseudo"] = acc["pseudo"] + xp.take(acc["gap"], arm)
         else:
             mu = _means(env, info["data"], t, xp)
             acc["M"] = mu + 0.0 if acc["M"] is None else acc["M"] + mu
-            acc["cum_mu"] = acc["cum_mu"] + mu[arm]
+            acc["cum_mu"] = acc["cum_mu"] + xp.take(mu, arm)
         return acc
 
     def read(acc):

@@ -363,6 +363,26 @@ def replication_keys(seed_u, rep_offset: int, n_reps: int, xp=np):
     return rk, _random.stream_key(rk, _random.LEARNER_STREAM)
 
 
+def _run_array_on(xp, learner, env, horizon: int, n_reps: int, seed=0, *, metrics=None, checkpoints=None):
+    """The array path of :func:`run` on the array namespace ``xp``: ``(metrics, final)`` as NumPy arrays.
+
+    Not public: :func:`run` reaches the array path through ``backend='numpy'``
+    or ``'cupy'``; this entry lets the backend tests run it on any array-API
+    namespace (``array_api_strict`` checks that it calls nothing NumPy-only,
+    which is what the CuPy path needs).  The arguments mean what they mean
+    for :func:`run`.
+    """
+    horizon = check_int(horizon, "horizon", maximum=_MAX_HORIZON)
+    n_reps = check_int(n_reps, "n_reps")
+    env.check_horizon(horizon)
+    if learner.check_spec is not None:
+        learner.check_spec(_with_horizon(env.spec, horizon))
+    ckpts = check_checkpoints(checkpoints, horizon)
+    with np.errstate(over="ignore"):
+        return _run_array(xp, learner, env, horizon, n_reps, _random.seed_to_uint64(seed), 0, ckpts,
+                          _resolve_metrics(env, metrics))
+
+
 def _run_array(xp, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, mlist, bar=None):
     """Reference path: one Python iteration per step for all replications.
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.extending import overload, register_jitable
 
 from .._random import uniform
 
@@ -60,16 +60,30 @@ def _box_muller(u1, u2):
 
 
 @register_jitable
-def normal(key, j):
-    """Standard normal draw ``j`` (int) of the round keyed ``key`` (uses uniforms ``2j``, ``2j + 1``).
-
-    Written with NumPy functions so that it also broadcasts over arrays of
-    keys and indices (instances call it in the array path).
-    """
+def _normal_scalar(key, j):
     j0 = np.uint64(2) * np.uint64(j)
     u1 = uniform(key, j0)
     u2 = uniform(key, j0 + np.uint64(1))
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(_TWO_PI * u2)
+
+
+def normal(key, j):
+    """Standard normal draw ``j`` (int) of the round keyed ``key`` (uses uniforms ``2j``, ``2j + 1``).
+
+    It also broadcasts over arrays of keys and indices (instances call it in
+    the array path): NumPy arrays take the scalar code, arrays of another
+    namespace :func:`normal_array`, which makes the same draws.
+    """
+    if all(isinstance(a, (np.ndarray, np.generic, int)) for a in (key, j)):
+        return _normal_scalar(key, j)
+    from .._backend import get_namespace
+
+    return normal_array(get_namespace(key), key, j)
+
+
+@overload(normal)
+def _ov_normal(key, j):
+    return lambda key, j: _normal_scalar(key, j)
 
 
 @register_jitable
@@ -106,9 +120,9 @@ def beta(key, b, a1, a2):
 
 def normal_array(xp, key, j):
     """Array version of :func:`normal`: ``key`` uint64 and ``j`` int arrays, broadcast."""
-    j0 = xp.astype(xp.asarray(j), xp.uint64) * np.uint64(2)
+    j0 = xp.astype(xp.asarray(j), xp.uint64) * 2
     u1 = uniform(key, j0)
-    u2 = uniform(key, j0 + np.uint64(1))
+    u2 = uniform(key, j0 + 1)
     return xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(_TWO_PI * u2)
 
 
@@ -116,19 +130,19 @@ def gamma_array(xp, key, g, a):
     """Array version of :func:`gamma` (same draws, element by element)."""
     a = xp.asarray(a, dtype=xp.float64)
     key, g, a = xp.broadcast_arrays(xp.asarray(key), xp.asarray(g), a)
-    base = xp.astype(g, xp.uint64) * np.uint64(GAMMA_STRIDE)
+    base = xp.astype(g, xp.uint64) * GAMMA_STRIDE
     aa = xp.where(a >= 1.0, a, a + 1.0)
     d = aa - 1.0 / 3.0
     c = 1.0 / xp.sqrt(9.0 * d)
     out = d
     pending = xp.ones(a.shape, dtype=xp.bool)
     for m in range(GAMMA_ATTEMPTS):
-        j = base + np.uint64(3 * m)
-        z = xp.sqrt(-2.0 * xp.log(uniform(key, j))) * xp.cos(_TWO_PI * uniform(key, j + np.uint64(1)))
+        j = base + 3 * m
+        z = xp.sqrt(-2.0 * xp.log(uniform(key, j))) * xp.cos(_TWO_PI * uniform(key, j + 1))
         v = 1.0 + c * z
         pos = v > 0.0
         v = xp.where(pos, v * v * v, 1.0)
-        u = uniform(key, j + np.uint64(2))
+        u = uniform(key, j + 2)
         z2 = z * z
         acc = pending & pos & ((u < 1.0 - 0.0331 * (z2 * z2)) | (xp.log(u) < 0.5 * z2 + d - d * v + d * xp.log(v)))
         out = xp.where(acc, d * v, out)
@@ -137,7 +151,7 @@ def gamma_array(xp, key, g, a):
             break
     small = a < 1.0
     if bool(xp.any(small)):
-        us = uniform(key, base + np.uint64(3 * GAMMA_ATTEMPTS))
+        us = uniform(key, base + 3 * GAMMA_ATTEMPTS)
         out = xp.where(small, out * xp.exp(xp.log(us) / xp.where(small, a, 1.0)), out)
     return out
 
