@@ -39,7 +39,10 @@ CLAIMS = (
                     "(the one-sided Clopper-Pearson bound at 95%), i.e. that the U-shape is what a typical data "
                     "set shows, not an average carried by a few.  The threshold 1/2 is the majority, not a fitted "
                     "number.  The risk is that of the EM estimate (a local maximum may add to it at large m), "
-                    "not of the exact global MLE of the theorem.",
+                    "not of the exact global MLE of the theorem.  Power: with the quick run's 20 replications "
+                    "the check passes only on 15 or more U-shapes (75 %) and fails with probability 0.8 once "
+                    "their rate is 0.634 or less (detectable_violation_rate: failure rate 0.366); the full run's "
+                    "100 need 59 and detect a failure rate of 0.457.",
     ),
 )
 

@@ -11,12 +11,14 @@ from ._registry import (Registered, environments, get_environment, get_learner, 
 from ._experiments import (Experiment, Measurement, discover, experiment_main, final_values, horizon_measurement,
                            run_experiment)
 from ._plots import plot, plot_check
-from ._rates import RateCheck, RateClaim, check_rate, claims, document_claims, get_claim, register_claims
+from ._rates import (DETECTION_POWER, RateCheck, RateClaim, check_rate, claims, detectable_violation_rate,
+                     document_claims, get_claim, register_claims)
 from ._storage import load_block
 from ._sweep import SweepResult, expand_grid, load_sweep, load_sweep_spec, sweep
 
 __all__ = [
     "AUTO_COMPILE_WORK",
+    "DETECTION_POWER",
     "Arms",
     "EnvSpec",
     "Environment",
@@ -38,6 +40,7 @@ __all__ = [
     "check_rate",
     "checkpoint_grid",
     "claims",
+    "detectable_violation_rate",
     "discover",
     "document_claims",
     "environments",

@@ -27,7 +27,7 @@ from .._repr import short_repr
 from .._validation import check_float, check_in, check_int
 
 __all__ = ["RateClaim", "RateCheck", "check_rate", "register_claims", "get_claim", "claims",
-           "document_claims", "LAWS"]
+           "document_claims", "LAWS", "detectable_violation_rate", "DETECTION_POWER"]
 
 LAWS = ("power", "log", "value", "at_least", "power_at_most", "always")
 
@@ -114,6 +114,14 @@ class RateCheck:
     interval at ``claim.level``; ``passed`` whether ``claim.predicted`` lies in
     ``[ci_low - tolerance, ci_high + tolerance]``.  ``x``, ``mean`` and
     ``stderr`` are the data behind the fit; ``window`` marks the points used.
+
+    ``detectable_violation`` (``at_least`` claims only, ``nan`` otherwise) is
+    the power of the check as a number: the smallest failure rate
+    ``1 - p`` of the indicators at which, with ``n_reps`` replications, the
+    check fails with probability at least :data:`DETECTION_POWER`.  A claim
+    run on too few replications to fail at twice its allowed failure rate
+    ``1 - predicted`` cannot tell a sound algorithm from a broken one; see
+    :func:`detectable_violation_rate`.
     """
 
     claim: RateClaim
@@ -127,12 +135,17 @@ class RateCheck:
     stderr: np.ndarray
     window: np.ndarray
     n_reps: int
+    detectable_violation: float = math.nan
 
     def summary(self) -> str:
         c = self.claim
         verdict = "PASS" if self.passed else "FAIL"
+        power = ""
+        if not math.isnan(self.detectable_violation):
+            power = (f"; detects a failure rate >= {self.detectable_violation:.3g} "
+                     f"(allowed {1.0 - c.predicted:.3g}) with power {DETECTION_POWER:g}")
         return (f"{c.name}: predicted {c.predicted:.4g} (±{c.tolerance:g}), fitted {self.fitted:.4g} "
-                f"[{self.ci_low:.4g}, {self.ci_high:.4g}] @{c.level:g} over {self.n_reps} reps: {verdict}")
+                f"[{self.ci_low:.4g}, {self.ci_high:.4g}] @{c.level:g} over {self.n_reps} reps{power}: {verdict}")
 
     def to_dict(self) -> dict:
         c = self.claim
@@ -143,7 +156,84 @@ class RateCheck:
             "passed": bool(self.passed), "n_reps": self.n_reps,
             "x": self.x.tolist(), "mean": self.mean.tolist(), "stderr": self.stderr.tolist(),
             "window": self.window.tolist(),
+            "detectable_violation": None if math.isnan(self.detectable_violation) else self.detectable_violation,
         }
+
+
+DETECTION_POWER = 0.8
+"""Probability of failing an ``at_least`` check that :func:`detectable_violation_rate` asks for."""
+
+
+def detectable_violation_rate(claim: RateClaim, n_reps: int, *, power: float = DETECTION_POWER) -> float:
+    """The smallest failure rate that an ``at_least`` check on ``n_reps`` replications catches.
+
+    Parameters
+    ----------
+    claim : RateClaim
+        A claim with ``law="at_least"``.
+    n_reps : int
+        Number of 0/1 indicators the check will see.
+    power : float
+        Required probability that the check fails.
+
+    Returns
+    -------
+    float
+        The smallest ``v`` in ``[0, 1]`` such that, when every indicator is
+        1 independently with probability ``1 - v``, :func:`check_rate` fails
+        with probability at least ``power``.  ``0.0`` when the check fails
+        whatever the data (too few replications to ever certify the claim).
+
+    Notes
+    -----
+    The check passes exactly when the number of successes ``S`` is at least
+    ``s_min``, the smallest ``s`` whose one-sided Clopper–Pearson lower bound
+    reaches ``predicted - tolerance`` (the bound increases with ``s``).  The
+    check fails with probability ``P(S <= s_min - 1)``, which decreases in the
+    success probability ``p``; by the identity between the binomial and the
+    beta distributions, ``P(S <= k) = 1 - I_p(k + 1, n - k)`` (Johnson, Kemp
+    & Kotz 2005, *Univariate Discrete Distributions*, eq. 3.34), so the
+    failure probability equals ``power`` at ``p`` equal to the
+    ``1 - power`` quantile of ``Beta(s_min, n - s_min + 1)``.
+
+    Examples
+    --------
+    Thirty-two runs must all succeed to certify 0.9 at level 0.95
+    (``0.05 ** (1 / 32) = 0.911``); the check then fails with probability
+    ``1 - (1 - v) ** 32``, which reaches 0.8 at ``v = 1 - 0.2 ** (1 / 32) = 0.0491``:
+
+    >>> c = RateClaim("demo.safe", "zero-violation indicator", "replication", "at_least", 0.9, 0.0,
+    ...               source="demo")
+    >>> round(detectable_violation_rate(c, 32), 4), round(1 - 0.2 ** (1 / 32), 4)
+    (0.0491, 0.0491)
+    """
+    from scipy.stats import beta
+
+    if not isinstance(claim, RateClaim):
+        raise TypeError(f"claim must be a RateClaim, got {type(claim).__name__}")
+    if claim.law != "at_least":
+        raise ValueError(f"claim {claim.name!r} has law {claim.law!r}; a detectable violation rate needs "
+                         "an at_least claim")
+    n_reps = check_int(n_reps, "n_reps", minimum=1)
+    power = check_float(power, "power", minimum=0.0, maximum=1.0)
+    if not 0.0 < power < 1.0:
+        raise ValueError(f"power must lie strictly between 0 and 1, got {power}")
+    s_min = _smallest_passing_count(claim, n_reps)
+    if s_min > n_reps:
+        return 0.0
+    if s_min == 0:
+        return 1.0  # the check passes whatever the data: only a failure rate of 1 could never be certified
+    return float(1.0 - beta.ppf(1.0 - power, s_min, n_reps - s_min + 1))
+
+
+def _smallest_passing_count(claim: RateClaim, n_reps: int) -> int:
+    """Smallest number of successes out of ``n_reps`` that passes an ``at_least`` check (``n_reps + 1``: none)."""
+    from scipy.stats import beta
+
+    s = np.arange(1, n_reps + 1)
+    lo = np.concatenate([[0.0], beta.ppf(1.0 - claim.level, s, n_reps - s + 1)])
+    ok = lo + claim.tolerance >= claim.predicted
+    return int(np.argmax(ok)) if ok.any() else n_reps + 1
 
 
 def _slopes(u, V):
@@ -214,6 +304,7 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
     if not np.all(np.isfinite(x)) or not np.all(np.isfinite(y)):
         raise ValueError("x and y must be finite")
     n_boot = check_int(n_boot, "n_boot", minimum=10)
+    detectable = math.nan
     mean = y.mean(axis=1)
     stderr = y.std(axis=1, ddof=1) / math.sqrt(n_reps)
     alpha = 1.0 - claim.level
@@ -245,6 +336,7 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
         lo = 0.0 if s == 0 else float(beta.ppf(alpha, s, n_reps - s + 1))
         hi = 1.0
         intercept = math.nan
+        detectable = detectable_violation_rate(claim, n_reps)
     else:
         if np.any(x <= 0):
             raise ValueError(f"x must be positive for a {claim.law} law")
@@ -278,7 +370,8 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
     else:
         passed = bool(lo - tol <= claim.predicted <= hi + tol)
     return RateCheck(claim=claim, fitted=fitted, ci_low=lo, ci_high=hi, passed=passed, intercept=intercept,
-                     x=x, mean=mean, stderr=stderr, window=window, n_reps=n_reps)
+                     x=x, mean=mean, stderr=stderr, window=window, n_reps=n_reps,
+                     detectable_violation=detectable)
 
 
 # ---------------------------------------------------------------------------

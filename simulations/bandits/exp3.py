@@ -21,10 +21,15 @@ def _final(L, K, T, s, backend, seed):
     return res.metric("expected_regret")[-1]
 
 
+def _learner(s, T, K):
+    """EXP3 tuned to (T, K), or with the keywords ``s["learner_params"]`` (a mistuned EXP3)."""
+    return exp3(**s.get("learner_params", dict(horizon=T, n_arms=K)))
+
+
 def regret_vs_T(s, backend, seed):
     K = s["n_arms"]
     x = np.array(s["horizons"], dtype=float)
-    y = np.stack([_final(exp3(T, n_arms=K), K, T, s, backend, seed) for T in s["horizons"]])
+    y = np.stack([_final(_learner(s, T, K), K, T, s, backend, seed) for T in s["horizons"]])
     return sim.Measurement(x=x, y=y, xlabel="horizon T", ylabel="expected pseudo-regret at T",
                            curves={"√(2TK ln K) (Thm 3.1)": (x, np.sqrt(2 * x * K * math.log(K)))})
 
@@ -32,7 +37,7 @@ def regret_vs_T(s, backend, seed):
 def regret_vs_K(s, backend, seed):
     T = s["horizon"]
     x = np.array(s["n_arms"], dtype=float)
-    y = np.stack([_final(exp3(T, n_arms=K), K, T, s, backend, seed) for K in s["n_arms"]])
+    y = np.stack([_final(_learner(s, T, K), K, T, s, backend, seed) for K in s["n_arms"]])
     return sim.Measurement(x=x, y=y, xlabel="arms K", ylabel=f"expected pseudo-regret at T = {T}",
                            curves={"√(KT)": (x, np.sqrt(x * T))})
 

@@ -14,7 +14,7 @@ from expertlab.bandits import etc_expected_regret, explore_then_commit, instance
 
 
 def exact_regret(s, backend, seed):
-    L = explore_then_commit(25)
+    L = explore_then_commit(**s.get("learner_params", {"m": 25}))  # the exact value below is for m = 25
     res = sim.run(L, instances.bernoulli([0.4, 0.6]), horizon=2000, n_reps=s["n_reps"], seed=seed,
                   backend=backend, checkpoints=[2000])
     exact = etc_expected_regret(0.4, 0.6, 25, 2000)

@@ -25,7 +25,8 @@ def _run(learner, env, horizon, n_reps, seed, backend):
 
 def zero_violations(s, backend, seed):
     env = hou_tan_zhong_instance(s["budget"], binding=True)
-    r = _run(pascombucb(), env, s["horizon"], s["n_reps"], seed, backend)
+    learner = sim.get_learner(s.get("learner", "pascombucb")).factory()  # or another registered learner
+    r = _run(learner, env, s["horizon"], s["n_reps"], seed, backend)
     c = _run(cucb(), env, s["horizon"], 8, seed, backend)
     viol = r.metrics["violations"][-1]
     return sim.Measurement(x=np.array([float(s["horizon"])]), y=(viol == 0).astype(float)[None, :], xlabel="horizon T",
@@ -49,7 +50,8 @@ def regret_increments(s, backend, seed):
 def cucb_violations(s, backend, seed):
     env = hou_tan_zhong_instance(s["budget"], binding=True)
     h = s["horizon"]
-    viol = _run(cucb(), env, h, s["n_reps"], seed, backend).metrics["violations"][-1]
+    learner = sim.get_learner(s.get("learner", "cucb")).factory()  # or another registered learner
+    viol = _run(learner, env, h, s["n_reps"], seed, backend).metrics["violations"][-1]
     return sim.Measurement(x=np.array([float(h)]), y=(viol > h / 2).astype(float)[None, :],
                            xlabel="horizon T", ylabel="more than half of CUCB's pulls violate",
                            info={"violation_fraction": float(viol.mean() / h)})

@@ -10,11 +10,14 @@ is flat in T afterwards.
 import numpy as np
 
 from expertlab import sim
-from expertlab.bandits import instances, successive_elimination
+from expertlab.bandits import instances
 
 
 def flat_regret(s, backend, seed):
-    return sim.horizon_measurement(successive_elimination(s["delta"]), instances.bernoulli(np.arange(1, 10) / 10),
+    # settings may name another registered learner (and its parameters) to run in its place
+    learner = sim.get_learner(s.get("learner", "successive_elimination")).factory(
+        **s.get("learner_params", {"delta": s["delta"]}))
+    return sim.horizon_measurement(learner, instances.bernoulli(np.arange(1, 10) / 10),
                                    s, backend, seed, metric="regret", ylabel="pseudo-regret")
 
 

@@ -17,7 +17,7 @@ def regret_vs_T(s, backend, seed):
     K = s["n_arms"]
     ys = []
     for T in s["horizons"]:
-        L = tsallis_inf()
+        L = tsallis_inf(**s.get("learner_params", {}))
         res = sim.run(L, instances.minimax(K, T), horizon=T, n_reps=s["n_reps"], seed=seed,
                       backend=backend, checkpoints=[T], metrics=["expected_regret"])
         ys.append(res.metric("expected_regret")[-1])

@@ -16,7 +16,7 @@ def tracking_vs_T(s, backend, seed):
     ys, hedge_means = [], []
     for T in s["horizons"]:
         inst = instances.piecewise_best(n, period=-(-T // (m + 1)), gap=s["gap"])  # m switches in T rounds
-        L = fixed_share(horizon=T, n_switches=m)
+        L = fixed_share(**s.get("learner_params", {"horizon": T, "n_switches": m}))  # or a mistuned one
         r = sim.run(L, inst, horizon=T, n_reps=s["n_reps"], seed=seed, backend=backend,
                     checkpoints=[T])
         ys.append(r.metric("tracking_regret")[-1])

@@ -9,7 +9,7 @@ alternating sequence, where the leader is always the expert about to lose.
 import numpy as np
 
 from expertlab import sim
-from expertlab.experts import ftl, hedge, instances
+from expertlab.experts import hedge, instances
 
 
 def alternating(s, backend, seed):
@@ -20,7 +20,8 @@ def alternating(s, backend, seed):
     losses[2::2, 0] = 1.0  # rounds 3, 5, ...: expert 1 loses
     inst = instances.loss_matrix(losses)
     base = sim.run(hedge(), inst, horizon=T, n_reps=2, seed=seed, backend=backend)
-    m = sim.horizon_measurement(ftl(), inst, s, backend, seed,
+    learner = sim.get_learner(s.get("learner", "ftl")).factory(**s.get("learner_params", {}))  # or another
+    m = sim.horizon_measurement(learner, inst, s, backend, seed,
                                 curves={"anytime Hedge": (base.checkpoints, base.mean())})
     return m
 

@@ -14,7 +14,7 @@ from expertlab.experts import ftpl, hedge, instances
 def paired_difference(s, backend, seed):
     T = s["horizon"]
     inst = instances.needle(s["n_experts"], s["gap"])
-    F, H = ftpl(noise="gumbel"), hedge()
+    F, H = ftpl(**s.get("learner_params", {"noise": "gumbel"})), hedge()  # learner_params: another FTPL
     # same seed: the same losses in every replication (the instance stream ignores the learner)
     f = sim.run(F, inst, horizon=T, n_reps=s["n_reps"], seed=seed, backend=backend)
     h = sim.run(H, inst, horizon=T, n_reps=s["n_reps"], seed=seed, backend=backend)

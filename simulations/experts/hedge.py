@@ -27,7 +27,7 @@ def pseudo_regret_vs_log_n(s, backend, seed):
     ys, xs = [], []
     for n in s["n_experts"]:
         gap = 3.0 * math.sqrt(math.log(n) / T)
-        L = hedge(horizon=T)
+        L = hedge(**s.get("learner_params", {"horizon": T}))  # learner_params: a deliberately mistuned Hedge
         res = sim.run(L, instances.needle(n, gap), horizon=T, n_reps=s["n_reps"], seed=seed,
                       backend=backend, checkpoints=[T])
         xs.append(math.log(n))

@@ -14,7 +14,9 @@ def _easy(name):
         inst = instances.needle(s["n_experts"], gap=0.5)  # expert 0 never loses: L* = 0
         base = sim.run(hedge(), inst, horizon=s["horizon"], n_reps=min(s["n_reps"], 100), seed=seed,
                        backend=backend)
-        return sim.horizon_measurement(sim.get_learner(name).factory(), inst, s, backend, seed,
+        # settings may name another registered learner (and its parameters) to run in its place
+        learner = sim.get_learner(s.get("learner", name)).factory(**s.get("learner_params", {}))
+        return sim.horizon_measurement(learner, inst, s, backend, seed,
                            curves={"anytime Hedge (not adaptive)": (base.checkpoints, base.mean())})
 
     return measure

@@ -32,7 +32,7 @@ def _run(reachability, n_episodes, n_reps, seed):
 
 def _measure(s, backend, seed, what):
     reach = what != "ablation"
-    m, res = _run(reach, s["n_episodes"], s["n_reps"], seed)
+    m, res = _run(s.get("reachability", reach), s["n_episodes"], s["n_reps"], seed)  # setting: ablate or not
     x = res.checkpoints.astype(float)
     visits = res.metrics["violations"]  # steps with c(s_h, a_h) > tau, cumulative
     info = {"wall_time": res.wall_time, "optimal_safe_value": m.optimal_safe_value,

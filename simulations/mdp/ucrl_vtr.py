@@ -25,9 +25,9 @@ def _plus_scale(n_episodes, delta=0.1, lam=1.0):
     return 1.0 / (8.0 * math.sqrt(math.log(1 + n_episodes / lam) * math.log(4 * n_episodes ** 2 / delta)))
 
 
-def _learner(name, n_episodes):
+def _learner(name, n_episodes, params=None):
     if name == "ucrl_vtr":
-        return mdp.ucrl_vtr(delta=0.1)
+        return mdp.ucrl_vtr(**({"delta": 0.1} | dict(params or {})))
     return mdp.ucrl_vtr_plus(delta=0.1, beta_scale=_plus_scale(n_episodes))
 
 
@@ -35,7 +35,8 @@ def regret_vs_k(s, backend, seed):
     m = mdp.instances.hard_linear_mixture(s["n_coords"], s["horizon"], gap=0.5 / (s["horizon"] * s["n_coords"]))
     k = s["n_episodes"]
     ck = np.unique(np.geomspace(10, k, 16).round().astype(np.int64))
-    res = sim.run(_learner(s["learner"], k), m, horizon=k, n_reps=s["n_reps"], seed=seed, backend=backend,
+    learner = _learner(s["learner"], k, s.get("learner_params"))  # learner_params: e.g. a smaller radius
+    res = sim.run(learner, m, horizon=k, n_reps=s["n_reps"], seed=seed, backend=backend,
                   checkpoints=ck)
     x = res.checkpoints.astype(float)
     return sim.Measurement(x=x, y=res.metric("regret"), xlabel="episodes K", ylabel="expected regret",

@@ -49,7 +49,8 @@ def error_vs_n(s, backend, seed):
         block = max(1, min(s["n_reps"], s["max_points"] // n))
         for r0 in range(0, s["n_reps"], block):      # blocks bound the memory of one batched E-step
             X, z = X_all[r0:r0 + block], z_all[r0:r0 + block]
-            res = fit_gaussian_mixture(X, 2, seed=seed, tol=s["tol"], max_iter=500, reg_covar=0.0, batched=True)
+            res = fit_gaussian_mixture(X, 2, seed=seed, tol=s["tol"], max_iter=s.get("max_iter", 500),
+                                       reg_covar=0.0, batched=True)
             p = res.params
             err.append(parameter_error(p.weights, p.means, p.covariances))
             lab = fit_gaussian_mixture(X, 2, labels=z, seed=seed, tol=s["tol"], reg_covar=0.0, batched=True)

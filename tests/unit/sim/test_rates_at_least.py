@@ -86,3 +86,72 @@ def test_power_at_most_reads_a_logarithm_as_exponent_at_most_zero_and_a_line_as_
     # increments of a + b ln x over a fixed ratio are constant: exponent 0
     assert check_rate(_power_claim(0.0), x, np.full((4, 1), 3.0) * noise).passed
     assert not check_rate(_power_claim(0.0), x, x[:, None] * noise).passed  # linear growth
+
+
+# ------------------------------------------------------------ the detectable violation rate
+
+def test_detectable_rate_when_every_run_must_succeed():
+    # 32 runs certify 0.9 only when all succeed (0.05**(1/32) = 0.911 >= 0.9, 0.05-quantile with 31 is below);
+    # the check then fails with probability 1 - (1 - v)**32, equal to 0.8 at v = 1 - 0.2**(1/32)
+    from expertlab.sim import detectable_violation_rate
+
+    c = _claim(predicted=0.9)
+    v = detectable_violation_rate(c, 32)
+    assert v == pytest.approx(1 - 0.2 ** (1 / 32), rel=1e-10)
+    chk = check_rate(c, [1.0], _y(32, 32))
+    assert chk.detectable_violation == v
+    assert "detects a failure rate >= 0.0491" in chk.summary()
+
+
+@pytest.mark.parametrize("predicted,n,power", [(0.9, 200, 0.8), (0.5, 40, 0.8), (0.95, 120, 0.9), (0.3, 7, 0.5)])
+def test_detectable_rate_is_where_the_failure_probability_reaches_the_power(predicted, n, power):
+    # brute force over the binomial: the check fails with probability `power` at the returned rate,
+    # and with less at any smaller rate
+    from expertlab.sim import detectable_violation_rate
+
+    c = _claim(predicted=predicted)
+    passes = np.array([check_rate(c, [1.0], _y(s, n)).passed for s in range(n + 1)])
+    s_min = int(np.argmax(passes))
+    assert passes[s_min:].all() and not passes[:s_min].any()  # passing is monotone in the successes
+    v = detectable_violation_rate(c, n, power=power)
+    assert binom.cdf(s_min - 1, n, 1 - v) == pytest.approx(power, rel=1e-8)
+    assert binom.cdf(s_min - 1, n, 1 - v + 0.01) < power
+
+
+def test_detectable_rate_edge_cases_and_non_at_least_claims():
+    from expertlab.sim import detectable_violation_rate
+
+    # 10 runs can never certify 0.99 at level 0.95 (0.05**(1/10) = 0.74): every data set fails
+    assert detectable_violation_rate(_claim(predicted=0.99), 10) == 0.0
+    assert not check_rate(_claim(predicted=0.99), [1.0], _y(10, 10)).passed
+    # a claim of probability 0 passes with any data: only a certain failure is "detected"
+    assert detectable_violation_rate(_claim(predicted=0.0), 10) == 1.0
+    # the burden of proof is on passing: once 0.9 can be certified at all (29 runs: 0.05**(1/29) = 0.9019),
+    # the check fails with probability 0.8 already below the allowed failure rate 0.1, and approaches it as
+    # the runs grow (the pass threshold s_min / n falls towards 0.9)
+    c = _claim(predicted=0.9)
+    assert detectable_violation_rate(c, 28) == 0.0
+    rates = [detectable_violation_rate(c, n) for n in (29, 100, 1000, 10_000)]
+    assert all(0.0 < v < 0.1 for v in rates)
+    assert rates[-1] > 0.097
+    power = RateClaim("test.pow", "regret", "T", "power", 0.5, 0.05, source="test")
+    x = np.array([10.0, 100.0])
+    assert math.isnan(check_rate(power, x, np.outer(np.sqrt(x), np.ones(5))).detectable_violation)
+    assert check_rate(power, x, np.outer(np.sqrt(x), np.ones(5))).to_dict()["detectable_violation"] is None
+
+
+def test_detectable_rate_refuses_bad_input_naming_it():
+    from expertlab.sim import detectable_violation_rate
+
+    power = RateClaim("test.pow", "regret", "T", "power", 0.5, 0.05, source="test")
+    with pytest.raises(ValueError, match="at_least"):
+        detectable_violation_rate(power, 10)
+    with pytest.raises(TypeError, match="claim"):
+        detectable_violation_rate("test.at-least", 10)
+    with pytest.raises((TypeError, ValueError), match="n_reps"):
+        detectable_violation_rate(_claim(), 0)
+    with pytest.raises((TypeError, ValueError), match="n_reps"):
+        detectable_violation_rate(_claim(), 2.5)
+    for bad in (0.0, 1.0, 1.5, math.nan):
+        with pytest.raises(ValueError, match="power"):
+            detectable_violation_rate(_claim(), 10, power=bad)
