@@ -122,6 +122,28 @@ class PlanningResult:
         return plot_residual_path(self.residual_path, ax=ax, label=label, gamma=self.gamma, **line_kwargs)
 
 
+class ResidualPlot:
+    """``plot()`` of a planning result that records ``residual_path`` (soft and robust planning)."""
+
+    def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
+        """The residual of the operator per iteration (``residual_path``), on a log scale.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: new axes on a standalone figure (no pyplot state).
+        label : str, optional
+            Legend label of the trace.
+        **line_kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        return plot_residual_path(self.residual_path, ax=ax, label=label, **line_kwargs)
+
+
 def plot_residual_path(path, *, ax=None, label=None, gamma=None, **line_kwargs):
     r"""Draw a planning result's ``residual_path`` (with the :math:`\gamma^{k-1}` rate when ``gamma`` is given)."""
     from ..sim._plots import plot_paths

@@ -16,7 +16,7 @@ from .._backend import get_namespace, logsumexp
 from .._repr import short_repr
 from .._validation import as_real_array, check_float, check_in, check_int
 from ._models import check_kernel
-from ._planning import _as_arrays, largest_active, plot_residual_path
+from ._planning import _as_arrays, ResidualPlot, largest_active
 
 __all__ = ["DIVERGENCES", "WorstCaseResult", "RobustPlanningResult", "worst_case", "robust_value_iteration"]
 
@@ -255,7 +255,7 @@ def worst_case(values, nominal, radius, divergence: str = "tv") -> WorstCaseResu
 
 @short_repr
 @dataclasses.dataclass(frozen=True)
-class RobustPlanningResult:
+class RobustPlanningResult(ResidualPlot):
     """Robust value iteration: ``values (..., S)``, ``q_values (..., S, A)``, greedy ``policy (..., S)``,
     ``worst_kernel (..., S, A, S)`` (the adversary's response to ``values``), ``bellman_residual (...)``
     of the robust operator (so ``||V - V_rob|| <= residual / (1 - gamma)``), ``n_iter`` and ``converged``;
@@ -270,24 +270,6 @@ class RobustPlanningResult:
     n_iter: object
     converged: object
     residual_path: object = None
-
-    def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
-        """The residual of the operator per iteration (``residual_path``), on a log scale.
-
-        Parameters
-        ----------
-        ax : matplotlib Axes, optional
-            Default: new axes on a standalone figure (no pyplot state).
-        label : str, optional
-            Legend label of the trace.
-        **line_kwargs
-            Passed to ``ax.plot``.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-        """
-        return plot_residual_path(self.residual_path, ax=ax, label=label, **line_kwargs)
 
 
 def robust_value_iteration(transitions, rewards=None, gamma=None, *, radius, divergence: str = "tv",

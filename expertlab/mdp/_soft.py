@@ -10,14 +10,14 @@ from .._backend import get_namespace, logsumexp
 from .._repr import short_repr
 from .._validation import check_float, check_int
 from ._models import check_kernel
-from ._planning import _as_arrays, _backup, largest_active, plot_residual_path
+from ._planning import _as_arrays, _backup, ResidualPlot, largest_active
 
 __all__ = ["SoftPlanningResult", "soft_value_iteration"]
 
 
 @short_repr
 @dataclasses.dataclass(frozen=True)
-class SoftPlanningResult:
+class SoftPlanningResult(ResidualPlot):
     r"""KL-regularised value iteration: ``values (..., S)``, ``q_values (..., S, A)``, the
     softmax policy ``policy (..., S, A)`` (probabilities), ``policy_values (..., S)`` (the
     regularised value of that policy by a linear solve), ``bellman_residual (...)`` of the soft
@@ -33,24 +33,6 @@ class SoftPlanningResult:
     n_iter: object
     converged: object
     residual_path: object = None
-
-    def plot(self, ax=None, *, label: str | None = None, **line_kwargs):
-        """The residual of the operator per iteration (``residual_path``), on a log scale.
-
-        Parameters
-        ----------
-        ax : matplotlib Axes, optional
-            Default: new axes on a standalone figure (no pyplot state).
-        label : str, optional
-            Legend label of the trace.
-        **line_kwargs
-            Passed to ``ax.plot``.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-        """
-        return plot_residual_path(self.residual_path, ax=ax, label=label, **line_kwargs)
 
 
 def soft_value_iteration(transitions, rewards=None, gamma=None, *, temperature: float = 1.0, reference=None,
