@@ -23,7 +23,7 @@ throughput is a per-update rate, so the table compares rates.
     python benchmarks/bench_hedge.py                      # R=1000, n=100, T=10^4
     python benchmarks/bench_hedge.py --quick --json out.json
 
-The targets of the issue are printed next to the numbers, never asserted.
+The performance targets are printed next to the numbers, never asserted.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from expertlab import _random, sim
 from expertlab.experts import hedge, instances
 from expertlab.sim._kernels import ksum
 
-# targets from the issue (reported, not asserted)
+# performance targets (reported, not asserted)
 TARGET_NUMBA = 100e6  # expert-updates/s on 2 cores
 TARGET_RATIO_OBJECT = 25.0
 TARGET_ROOFLINE = 0.25
