@@ -130,7 +130,15 @@ def _jit_as(private):
     def register(public):
         @overload(public, strict=False)
         def _impl(*args):
-            return private
+            # a compiled call of the private function, which resolves through its own overload
+            # (returning ``private`` itself would make Numba compile its Python body)
+            if len(args) == 1:
+                return lambda a: private(a)
+            if len(args) == 2:
+                return lambda a, b: private(a, b)
+            if len(args) == 3:
+                return lambda a, b, c: private(a, b, c)
+            return None
 
         return public
 

@@ -57,23 +57,24 @@ def index_crossing_slope(means, c: float, horizon: float, *, decades: float = 1.
     only while its index exceeds the optimal arm's); Bubeck & Cesa-Bianchi
     (2012), Thm 2.1 and its proof for UCB(alpha).
     """
-    from scipy.optimize import brentq
-
     means = np.asarray(means, dtype=float)
     best = float(means.max())
     gaps = best - np.delete(means, int(means.argmax()))
     if np.any(gaps <= 0):
         raise ValueError("means must have a unique largest entry")
     ts = np.geomspace(horizon / 10.0 ** decades, horizon, n_points)
-    regret = []
-    for t in ts:
-        w = c * np.log(t)
+    w = c * np.log(ts)[:, None]
 
-        def pulls(n_star):
-            return w / (gaps + np.sqrt(w / n_star)) ** 2
+    def pulls(n_star):
+        return w / (gaps + np.sqrt(w / n_star[:, None])) ** 2
 
-        n_star = brentq(lambda n: n + pulls(n).sum() - t, 1e-12, t)
-        regret.append(float(gaps @ pulls(n_star)))
+    # N* solves N* + sum_i N_i(N*) = t; the left side increases in N*, so bisect (every t at once)
+    lo, hi = np.full_like(ts, 1e-12), ts.copy()
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        below = mid + pulls(mid).sum(axis=1) < ts
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    regret = pulls(0.5 * (lo + hi)) @ gaps
     return float(np.polyfit(np.log(ts), regret, 1)[0])
 
 

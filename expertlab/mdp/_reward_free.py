@@ -528,7 +528,7 @@ def reward_battery(n_states: int, n_actions: int, horizon: int, *, n_random: int
         If a size is not an integer or ``seed`` is not an int, a ``SeedSequence`` or ``None``.
     ValueError
         If a size is below its minimum, ``seed`` is negative, or the battery would have more than
-        :data:`expertlab._validation.MAX_ARRAY_ELEMENTS` entries.
+        2**31 entries (the library's limit on one array).
 
     Examples
     --------

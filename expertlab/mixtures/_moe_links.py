@@ -91,7 +91,7 @@ def link_value(u, link):
     TypeError
         If ``u`` does not hold real numbers (complex, strings, ragged lists).
     ValueError
-        If ``link`` is not one of :data:`LINKS`.
+        If ``link`` is not one of ``LINKS`` (``"tanh"``, ``"sigmoid"``, ``"gelu"``, ``"linear"``).
 
     Examples
     --------
