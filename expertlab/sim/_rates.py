@@ -77,6 +77,15 @@ class RateClaim:
         Fit only the points with ``x >= max(x) / 10**fit_decades`` (power and
         log laws: the asymptotic regime).  ``None`` fits every point.
     description : str
+    sharpened_by : tuple of str
+        Names of the claims that make this one bite.  An upper bound
+        (``power_at_most``) that the simulation meets with room to spare
+        (fitted exponent more than 0.1 below ``predicted``) shows only that the
+        instance is easy; its companions are the claims, on an instance where
+        the rate is attained, that a learner without the guarantee fails: a
+        two-sided exponent where a lower bound says the rate is attained, a
+        logarithmic law with its constant, or a naive baseline that must fail
+        on the same instance.
     """
 
     name: str
@@ -90,10 +99,16 @@ class RateClaim:
     level: float = 0.95
     fit_decades: float | None = None
     description: str = ""
+    sharpened_by: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise ValueError("name must be a non-empty string")
+        if not isinstance(self.sharpened_by, tuple) or not all(
+                isinstance(n, str) and n for n in self.sharpened_by):
+            raise TypeError(f"sharpened_by must be a tuple of claim names, got {self.sharpened_by!r}")
+        if self.name in self.sharpened_by:
+            raise ValueError(f"sharpened_by of claim {self.name!r} names the claim itself")
         check_in(self.law, "law", LAWS)
         check_float(self.predicted, "predicted")
         check_float(self.tolerance, "tolerance", minimum=0.0)
@@ -137,6 +152,13 @@ class RateCheck:
     n_reps: int
     detectable_violation: float = math.nan
 
+    @property
+    def slack(self) -> float:
+        """``predicted - fitted`` of a ``power_at_most`` claim (room left under the bound); ``nan`` otherwise."""
+        if self.claim.law != "power_at_most":
+            return math.nan
+        return float(self.claim.predicted - self.fitted)
+
     def summary(self) -> str:
         c = self.claim
         verdict = "PASS" if self.passed else "FAIL"
@@ -157,6 +179,8 @@ class RateCheck:
             "x": self.x.tolist(), "mean": self.mean.tolist(), "stderr": self.stderr.tolist(),
             "window": self.window.tolist(),
             "detectable_violation": None if math.isnan(self.detectable_violation) else self.detectable_violation,
+            "slack": None if math.isnan(self.slack) else self.slack,
+            "sharpened_by": list(c.sharpened_by),
         }
 
 

@@ -88,6 +88,31 @@ def test_power_at_most_reads_a_logarithm_as_exponent_at_most_zero_and_a_line_as_
     assert not check_rate(_power_claim(0.0), x, x[:, None] * noise).passed  # linear growth
 
 
+def test_slack_is_the_room_under_an_upper_bound_and_nan_for_other_laws():
+    rng = np.random.default_rng(3)
+    x = np.array([10.0, 100.0, 1000.0, 10000.0])
+    y = np.sqrt(x)[:, None] * rng.uniform(0.5, 1.5, size=(1, 300))
+    assert check_rate(_power_claim(0.8), x, y).slack == pytest.approx(0.3, abs=1e-12)
+    assert check_rate(_power_claim(0.3), x, y).slack == pytest.approx(-0.2, abs=1e-12)
+    two_sided = RateClaim("test.power", "regret", "T", "power", 0.5, 0.05, source="test")
+    assert math.isnan(check_rate(two_sided, x, y).slack)
+    assert check_rate(_power_claim(0.8), x, y).to_dict()["slack"] == pytest.approx(0.3, abs=1e-12)
+
+
+def test_sharpened_by_names_other_claims():
+    c = RateClaim("test.bound", "regret", "T", "power_at_most", 0.5, 0.0, source="test",
+                  sharpened_by=("test.attained",))
+    assert c.sharpened_by == ("test.attained",)
+    with pytest.raises(TypeError, match="sharpened_by"):
+        RateClaim("test.bound", "regret", "T", "power_at_most", 0.5, 0.0, source="test",
+                  sharpened_by="test.attained")
+    with pytest.raises(TypeError, match="sharpened_by"):
+        RateClaim("test.bound", "regret", "T", "power_at_most", 0.5, 0.0, source="test", sharpened_by=("",))
+    with pytest.raises(ValueError, match="sharpened_by"):
+        RateClaim("test.bound", "regret", "T", "power_at_most", 0.5, 0.0, source="test",
+                  sharpened_by=("test.bound",))
+
+
 # ------------------------------------------------------------ the detectable violation rate
 
 def test_detectable_rate_when_every_run_must_succeed():
