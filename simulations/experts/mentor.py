@@ -34,8 +34,8 @@ def _runs(s, backend, seed, inputs, n_reps, **kw):
     for T in s["horizons"]:
         eps = T ** (-2.0 / 3.0)
         env = threshold_mentor(s["threshold"], s["lipschitz"], inputs=inputs, width=eps)
-        res = sim.run(mentor_hedge(s["n_thresholds"], **{**s.get("learner_params", {}), **kw}), env, horizon=T, n_reps=n_reps, seed=seed,
-                      backend=backend, metrics=_FINAL)
+        learner = mentor_hedge(s["n_thresholds"], **{**s.get("learner_params", {}), **kw})
+        res = sim.run(learner, env, horizon=T, n_reps=n_reps, seed=seed, backend=backend, metrics=_FINAL)
         out.append(_final(res))
         wall += res.wall_time
     return out, wall
@@ -113,7 +113,7 @@ EXPERIMENTS = [
                    full=dict(_INST, horizons=_FULL_T, n_reps=400, n_reps_adversary=400),
                    title="Asking a mentor: the chance of catastrophe approaches the mentor's"),
     sim.Experiment("experts.mentor-boundary-regret", boundary_regret,
-                   quick=dict(_INST, horizons=[1000, 3000, 10000], n_reps=100),
+                   quick=dict(_INST, horizons=[1000, 10000], n_reps=100),
                    full=dict(_INST, horizons=_FULL_T, n_reps=400, n_reps_iid=100),
                    title="Asking a mentor, inputs at the boundary: multiplicative regret ∝ T^(-1/3)"),
     sim.Experiment("experts.mentor-no-query-catastrophe", no_query_catastrophe,
