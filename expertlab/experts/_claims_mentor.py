@@ -69,8 +69,8 @@ MENTOR_CLAIMS = (
                     "costs at most L eps; on iid inputs mistakes also need an input within eps of the "
                     "boundary, and the "
                     "regret falls faster than the bound.  The oblivious boundary adversary of the "
-                    "experiment (inputs within eps of the threshold) is drawn for comparison: its fitted "
-                    "slope is -0.31 on 1e3 <= T <= 3e4 and -0.32 [-0.35, -0.29] on 3e3 <= T <= 1e5 (100 "
+                    "experiment (inputs within eps of the threshold) is drawn for comparison at full size: its "
+                    "fitted slope is -0.31 on 1e3 <= T <= 3e4 and -0.32 [-0.35, -0.29] on 3e3 <= T <= 1e5 (100 "
                     "reps), approaching -1/3 from above as the share of wrong proposals that random "
                     "queries intercept (about p) vanishes: that is experts.mentor-boundary-regret.",
         sharpened_by=("experts.mentor-boundary-regret",),
