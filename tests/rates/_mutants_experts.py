@@ -90,7 +90,7 @@ MUTANTS = {
         {"learner_params": {"radius": 0.01}}, slow=True),
     "experts.mentor-no-query-catastrophe": Mutant(
         "queries allowed (the learner that asks): its catastrophe frequency is near 0, not above 0.99",
-        {"allow_queries": True}, {"n_reps": 100}),
+        {"allow_queries": True}),
     "experts.lomar-robustness": Mutant(
         "the switching test run at 0.9 rho while rho is checked: the spoiler drives the slack to -0.10",
         {"rho_scale": 0.9}, {"proposers": ["spoiler"], "n_reps": 100}),
