@@ -65,7 +65,7 @@ DAG_CLAIMS = (
                     "it and so never searches it again: the plan it settles on has a rate below r* for "
                     "good, and a constant share of replications does so within the first decade of budgets.  "
                     "Its expected regret therefore grows linearly in B (fitted over the last decade: 0.994 at "
-                    "B = 10^5, 0.998 at 10^6; the tolerance 0.05 admits the replications that are still "
+                    "B = 10^5, 0.999 at 10^6; the tolerance 0.05 admits the replications that are still "
                     "changing plan early in the window).  With the "
                     "optimistic bonus 1.5 the same run fits exponent 0.04, so this claim and the upper bound "
                     "on the same instance separate the optimistic learner from the plug-in one.",
