@@ -23,7 +23,7 @@ import numpy as np
 
 from .._random import LEARNER_STREAM, seed_to_uint64
 from .._validation import check_float, check_in, check_int
-from ._em import EMResult
+from ._em import EMResult, run_em
 from ._moe_links import FrozenExpert  # noqa: F401  (used by the doctests)
 from ._moe_links import (LINKS, ContaminatedMoEParams, _check_expert, _check_params, _check_xy, _gate_step, _lin,
                          _prompt_step, _uniforms, density_quantile, link_value, log_density)
@@ -200,7 +200,7 @@ ENGINES = ("auto", "compiled", "array")
 
 
 def _m_step(X, Xt, y, r, p, link, gate_steps, prompt_steps, min_nu, xp):
-    theta = xp.concatenate([p.beta, p.tau[:, None]], axis=1)
+    theta = xp.concat([p.beta, p.tau[:, None]], axis=1)
     for _ in range(gate_steps):
         theta = _gate_step(Xt, r, theta, xp)
     eta = p.eta
@@ -220,37 +220,18 @@ def _random_init(X, y, seed_u, xp):
 
 
 def _em_array(X, y, lf0, p, link, max_iter, tol, gate_steps, prompt_steps, min_nu, xp):
-    """The EM loop in the array namespace ``xp``: every active replication advances one step per iteration."""
+    """The EM in the array namespace ``xp``: every active replication advances one step per iteration."""
     R, n, _ = X.shape
-    Xt = xp.concatenate([X, xp.ones((R, n, 1))], axis=-1)
-    path = xp.full((R, max_iter), xp.nan)
-    converged = xp.zeros(R, dtype=bool)
-    n_iter = xp.zeros(R, dtype=xp.int64)
-    prev = xp.full(R, -xp.inf)
-    out = [xp.asarray(a, copy=True) for a in (p.beta, p.tau, p.eta, p.nu)]
-    idx, X_a, Xt_a, y_a, lf0_a = xp.arange(R), X, Xt, y, lf0
-    steps = 0
-    for k in range(max_iter):
-        j0, j1 = _joint(X_a, y_a, lf0_a, p, link, xp)
+    Xt = xp.concat([X, xp.ones((R, n, 1), dtype=X.dtype)], axis=-1)
+
+    def step(data, params):
+        X_a, Xt_a, y_a, lf0_a = data
+        j0, j1 = _joint(X_a, y_a, lf0_a, params, link, xp)
         norm = xp.logaddexp(j0, j1)
-        ll = xp.mean(norm, axis=1)
-        p = _m_step(X_a, Xt_a, y_a, xp.exp(j1 - norm), p, link, gate_steps, prompt_steps, min_nu, xp)
-        path[idx, k] = ll
-        n_iter[idx] = k + 1
-        conv = xp.abs(ll - prev[idx]) < tol
-        prev[idx] = ll
-        steps = k + 1
-        done = conv if k < max_iter - 1 else xp.ones_like(conv)
-        if bool(xp.any(done)):
-            fin = idx[done]
-            for o, a in zip(out, (p.beta, p.tau, p.eta, p.nu)):
-                o[fin] = a[done]
-            converged[fin] = conv[done]
-            keep = ~done
-            idx, X_a, Xt_a, y_a, lf0_a, p = idx[keep], X_a[keep], Xt_a[keep], y_a[keep], lf0_a[keep], p.select(keep)
-        if idx.shape[0] == 0:
-            break
-    return ContaminatedMoEParams(*out), path[:, :steps], n_iter, converged
+        new = _m_step(X_a, Xt_a, y_a, xp.exp(j1 - norm), params, link, gate_steps, prompt_steps, min_nu, xp)
+        return xp.mean(norm, axis=1), new
+
+    return run_em(step, p, (X, Xt, y, lf0), max_iter=max_iter, tol=tol, xp=xp)
 
 
 def _em_fused(X, y, lf0, p, link, max_iter, tol, gate_steps, prompt_steps, min_nu):
@@ -401,7 +382,7 @@ def fit_contaminated_moe(X, y, expert, *, link="tanh", init="random", truth=None
     else:
         params, path, n_iter, converged = _em_array(X, y, lf0, p, link, max_iter, tol, gate_steps, prompt_steps,
                                                     min_nu, xp)
-    n_bad = int(R - int(xp.sum(converged)))
+    n_bad = int(R - int(xp.sum(xp.astype(converged, xp.int64))))
     message = (f"converged in {int(xp.max(n_iter))} iterations or fewer" if n_bad == 0 else
                f"{n_bad} of {R} replications did not converge in max_iter={max_iter} iterations")
     if batched:
