@@ -68,9 +68,9 @@ def versus_k(s, backend, seed):
 
 
 @functools.lru_cache(maxsize=16)
-def _run_hard(n_coords, horizon, n_episodes, n_reps, seed, beta_scale=1.0):
+def _run_hard(n_coords, horizon, n_episodes, n_reps, seed, beta_scale=1.0, ridge=1.0):
     m = mdp.instances.hard_linear_mixture(n_coords, horizon, n_episodes=n_episodes)
-    return _explore(m, n_episodes, n_reps, seed, [n_episodes], beta_scale)
+    return _explore(m, n_episodes, n_reps, seed, [n_episodes], beta_scale, ridge)
 
 
 def versus(s, backend, seed, what):
@@ -81,15 +81,15 @@ def versus(s, backend, seed, what):
     """
     values = s["horizons"] if what == "horizon" else [2 * m for m in s["n_coords"]]
     hard = what == "dim" or s.get("instance") == "hard"
+    explorer = dict(beta_scale=s.get("beta_scale", 1.0), ridge=s.get("ridge", 1.0))  # mutation settings
     ys, certs, subs = [], [], []
     for v in values:
         if what == "horizon" and not hard:
-            _, res, _ = _run(s["dim"], v, s["n_episodes"], s["n_reps"], seed, final_only=True,
-                             beta_scale=s.get("beta_scale", 1.0))
+            _, res, _ = _run(s["dim"], v, s["n_episodes"], s["n_reps"], seed, final_only=True, **explorer)
         elif what == "horizon":
-            _, res, _ = _run_hard(s["n_coords"], v, s["n_episodes"], s["n_reps"], seed, s.get("beta_scale", 1.0))
+            _, res, _ = _run_hard(s["n_coords"], v, s["n_episodes"], s["n_reps"], seed, **explorer)
         else:
-            _, res, _ = _run_hard(v // 2, s["horizon"], s["n_episodes"], s["n_reps"], seed, s.get("beta_scale", 1.0))
+            _, res, _ = _run_hard(v // 2, s["horizon"], s["n_episodes"], s["n_reps"], seed, **explorer)
         ys.append(res.metrics["value_error"][-1])
         certs.append(res.metrics["certificate"][-1].mean())
         subs.append(res.metrics["suboptimality"][-1].mean())
