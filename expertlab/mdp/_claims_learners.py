@@ -6,6 +6,8 @@ Each claim names its learner and its source; ``simulations/mdp/ucbvi.py`` and
 
 from __future__ import annotations
 
+import math
+
 from ..sim._rates import RateClaim, register_claims
 
 _LOG_SLOPE = ("The learner fixes L = ln(5 S A T / delta) from the planned number of episodes, so along one run the "
@@ -80,6 +82,45 @@ CLAIMS += (
                     "The lower bound says the regret grows at least linearly in d; the claim checks it as: the "
                     "log-log slope of the mean of 1/regret in d is at most -1. The lower bound has no logarithmic "
                     "factor, hence no tolerance.",
+    ),
+)
+
+_TRAP = ("greedy_trap_mixture(p_good=0.9, stay_reward=0.3) played over H = 4 stages from state 0 (3 states, 2 "
+         "actions, d = 2: staying earns 0.3 and is equally likely under both base kernels; the other action earns "
+         "0 and reaches the paying state with probability p = 0.9; the best plan, move-collect-move-collect, is "
+         "worth 2p = 1.8 against 4 x 0.3 = 1.2 for staying); exact expected regret fitted over the last decade")
+# slope of sqrt(k ln(1 + c k)) with c = H^3 d = 128 at k = 100, the left end of the quick fit window
+_TRAP_TOL = round(1.0 / (2.0 * math.log(1.0 + 128 * 100)), 4)
+
+CLAIMS += (
+    RateClaim(
+        name="mdp.ucrl-vtr-trap-regret-vs-K",
+        quantity="expected regret of UCRL-VTR on the greedy trap", variable="episodes K", law="power_at_most",
+        predicted=0.5, tolerance=_TRAP_TOL,
+        source="Ayoub, Jia, Szepesvari, Wang & Yang 2020, Thm 1 (UCRL-VTR: regret O~(d sqrt(H^3 T)))",
+        learner="ucrl_vtr", fit_decades=1.0, sharpened_by=("mdp.ucrl-vtr-greedy-regret-linear",),
+        description="UCRL-VTR (beta_scale = 1, delta = 0.1) on " + _TRAP + ". The theorem is an upper bound, so "
+                    "the claim is that the exponent is at most 1/2; here the optimistic learner tries the moving "
+                    "action, learns theta_1 - theta_2 and its regret stops growing, while the same learner "
+                    "without optimism pays a constant regret per episode (mdp.ucrl-vtr-greedy-regret-linear): "
+                    "unlike the hard instance, this one rejects a learner whose confidence radius is too small. "
+                    f"Tolerance {_TRAP_TOL}: the slope of sqrt(k ln(1 + c k)), c = H^3 d = 128, exceeds 1/2 by "
+                    "1 / (2 ln(1 + c k)), at most that for k >= 100 (the quick fit window).",
+    ),
+    RateClaim(
+        name="mdp.ucrl-vtr-greedy-regret-linear",
+        quantity="expected regret of UCRL-VTR with its radius multiplied by 1e-4 (no optimism)",
+        variable="episodes K", law="power", predicted=1.0, tolerance=0.02,
+        source="Ayoub, Jia, Szepesvari, Wang & Yang 2020, Sec. 4 (UCRL-VTR plans with the upper confidence "
+               "value; without it the learner is greedy in its estimate)",
+        learner="ucrl_vtr", fit_decades=1.0,
+        description="The learner of mdp.ucrl-vtr-trap-regret-vs-K with its radius multiplied by 1e-4 on the same "
+                    "instance, " + _TRAP + ". Started at theta_hat = 0 it stays (0.3 per stage against an "
+                    "estimated 0 for moving); staying carries information only on theta_1 + theta_2, so theta_hat "
+                    "tends to (1/2, 1/2), under which moving is worth 2 x 1/2 = 1 < 1.2, and the plan never "
+                    "changes: a regret of 0.6 per episode from the first episode on, exponent 1. The tolerance "
+                    "0.02 covers the first episodes. Rejects the sound learner (radius factor 1), whose regret "
+                    "stops growing.",
     ),
 )
 

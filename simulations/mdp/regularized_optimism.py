@@ -11,7 +11,10 @@ policies.  Both share the value-targeted regression and the
 determinant-doubling epochs.  The exact regret
 :math:`\\sum_t (V^\\star(s_t) - V^{\\pi_t}(s_t))` grows at most like
 :math:`\\sqrt T` (log-log slope over the last decade, bootstrap interval over
-the replications).
+the replications); the UCLK-style learner is run on
+:func:`~expertlab.mdp.instances.greedy_trap_mixture`, where the same learner
+with its radius multiplied by :math:`10^{-4}` (no optimism) never tries the
+informative action and its regret grows linearly.
 """
 
 import math
@@ -23,7 +26,9 @@ from expertlab import mdp, sim
 _GAMMA, _DELTA, _LAM = 0.75, 0.1, 1.0
 
 
-def _instance():
+def _instance(name="random"):
+    if name == "greedy_trap":
+        return mdp.instances.greedy_trap_mixture(gamma=_GAMMA)
     return mdp.instances.random_linear_mixture(5, 2, dim=3, gamma=_GAMMA, seed=0)
 
 
@@ -34,11 +39,11 @@ def _beta_scale(dim, horizon):
 
 
 def regret_vs_t(s, backend, seed):
-    m = _instance()
+    m = _instance(s.get("instance", "random"))
     factory = {"regularized_optimism": mdp.regularized_optimism, "uclk": mdp.uclk}[s["learner"]]
     horizon = s["horizon"]
     ck = np.unique(np.geomspace(100, horizon, 16).round().astype(np.int64))
-    scale = _beta_scale(m.dim, horizon)
+    scale = _beta_scale(m.dim, horizon) * s.get("radius_factor", 1.0)  # setting: shrink the radius (mutants)
     res = sim.run(factory(delta=_DELTA, lam=_LAM, beta_scale=scale), mdp.LinearMixtureStream(m), horizon,
                   s["n_reps"], seed=seed, checkpoints=ck)
     x = ck.astype(float)
@@ -57,9 +62,13 @@ EXPERIMENTS = [
                    full=dict(learner="regularized_optimism", horizon=200_000, n_reps=64),
                    title="Regularised optimistic planning: regret = O(sqrt T)"),
     sim.Experiment("mdp.uclk-regret-vs-T", regret_vs_t,
-                   quick=dict(learner="uclk", horizon=10_000, n_reps=16),
-                   full=dict(learner="uclk", horizon=200_000, n_reps=64),
+                   quick=dict(learner="uclk", instance="greedy_trap", horizon=10_000, n_reps=16),
+                   full=dict(learner="uclk", instance="greedy_trap", horizon=200_000, n_reps=64),
                    title="UCLK-style optimism: regret = O(sqrt T)"),
+    sim.Experiment("mdp.uclk-greedy-regret-linear", regret_vs_t,
+                   quick=dict(learner="uclk", instance="greedy_trap", radius_factor=1e-4, horizon=2000, n_reps=4),
+                   full=dict(learner="uclk", instance="greedy_trap", radius_factor=1e-4, horizon=100_000, n_reps=16),
+                   title="UCLK without optimism: linear regret on the same instance"),
 ]
 
 if __name__ == "__main__":
