@@ -73,15 +73,19 @@ CLAIMS += (
     ),
     RateClaim(
         name="mdp.ucrl-vtr-plus-regret-vs-d",
-        quantity="1 / expected regret of UCRL-VTR+ after K episodes on the hard instance",
-        variable="dimension d", law="power_at_most", predicted=-1.0, tolerance=0.0,
+        quantity="expected regret of UCRL-VTR+ after K episodes on the hard instance",
+        variable="dimension d", law="power_at_least", predicted=1.0, tolerance=0.0,
         source="Zhou, Gu & Szepesvari 2021, Thm 5.6 (lower bound Omega(d H sqrt(T)) on the hard instance)",
         learner="ucrl_vtr_plus",
         description="UCRL-VTR+ (radii scaled as in the regret-vs-K claim) on the hard instance with the paper's "
                     "gap Delta = sqrt(delta / K) / (4 sqrt 2), delta = 1/H, for d = 2, 4, 6, 8 at a fixed K. "
-                    "The lower bound says the regret grows at least linearly in d; the claim checks it as: the "
-                    "log-log slope of the mean of 1/regret in d is at most -1. The lower bound has no logarithmic "
-                    "factor, hence no tolerance.",
+                    "The lower bound says the regret grows at least linearly in d, for every learner; the claim "
+                    "is that the log-log slope of the mean regret in d is at least 1. The lower bound has no "
+                    "logarithmic factor, hence no tolerance.  It checks the instance (that its difficulty grows "
+                    "with d as the construction says), not the learner: no learner can pass below it.  At the "
+                    "quick K = 1500 the slope is above 1 (about 1.3; 1.2 at K = 6000): at a fixed K the "
+                    "learner's burn-in grows with d, so the matching upper bound O~(d H sqrt(T)) is not yet "
+                    "attained in d at these sizes.",
     ),
 )
 
