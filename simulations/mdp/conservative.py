@@ -31,7 +31,8 @@ def _instance(s):
 def _learner(rule, s):
     n_t = s["n_episodes"] * s["horizon"]
     scale = 1.0 / (7.0 * math.log(5.0 * s["n_states"] * s["n_actions"] * n_t / 0.1))  # bonus H / sqrt(n)
-    kw = dict(delta=0.1, bonus="hoeffding", bonus_scale=scale, stationary=True)
+    kw = dict(delta=0.1, bonus="hoeffding", bonus_scale=scale, stationary=True,
+              pessimism_scale=s.get("pessimism_scale", 1.0))
     if rule in ("stepmix", "epsmix"):
         return getattr(mdp, rule)(**kw)
     return mdp.conservative_ucbvi(rule, **kw)
@@ -84,13 +85,13 @@ def _run_learned(items, seed, backend):
     learned = mdp.learned_baseline(known.model, behaviour, s["n_offline"], delta=0.05, seed=seed + 1)
     v_b = float(known.baseline.value)
     env = mdp.conservative(known.model, learned, alpha=s["alpha"], baseline_value=v_b)
-    res = sim.run(_learner("stepmix", s), env, horizon=s["n_episodes"], n_reps=s["n_reps"], seed=seed,
-                  backend=backend, checkpoints=_checkpoints(s))
+    res = sim.run(_learner(s.get("rule", "stepmix"), s), env, horizon=s["n_episodes"], n_reps=s["n_reps"],
+                  seed=seed, backend=backend, checkpoints=_checkpoints(s))
     return res, learned, v_b
 
 
 def learned_baseline_free(s, backend, seed):
-    items = tuple(sorted((k, v) for k, v in s.items() if k != "rule"))
+    items = tuple(sorted(s.items()))
     res, learned, v_b = _run_learned(items, seed, backend)
     covered = bool(learned.value <= v_b <= learned.reference)
     if not covered:

@@ -39,7 +39,10 @@ def regret_vs_t(s, backend, seed):
     horizon = s["horizon"]
     ck = np.unique(np.geomspace(100, horizon, 16).round().astype(np.int64))
     scale = _beta_scale(m.dim, horizon)
-    res = sim.run(factory(delta=_DELTA, lam=_LAM, beta_scale=scale), mdp.LinearMixtureStream(m), horizon,
+    kw = dict(delta=_DELTA, lam=_LAM, beta_scale=scale)
+    if "eta_scale" in s:  # the step-size constant of the regularised learner (default 1)
+        kw["eta_scale"] = s["eta_scale"]
+    res = sim.run(factory(**kw), mdp.LinearMixtureStream(m), horizon,
                   s["n_reps"], seed=seed, checkpoints=ck)
     x = ck.astype(float)
     mean = res.mean("regret")
