@@ -12,6 +12,13 @@ _MINIMAX = ("every learner's regret on the lower-bound construction is (H - 1) e
             "(the lower-bound argument) and f <= 1, so every learner fits 1/2: UCBVI with its bonus scaled by "
             "1e-4 fits 0.494 [0.477, 0.503] (f = 0.71), the sound one 0.506 [0.487, 0.524] over 96 replications "
             "(f = 0.73); the claim checks the instance, the algorithm is checked by the Garnet claims' mutants")
+_MINIMAX_CONSERVATIVE = ("as for UCBVI on the same construction: the regret is (H - 1) eps_K (0.8 K) f and f stays "
+                         "near 3/4 for the optimistic policy, the uniform baseline and every mixture; StepMix, "
+                         "which at these K plays the uniform baseline in every episode, gives f = 0.750 at each K")
+_MINIMAX_STREAM = ("the regret on the two-point linear mixture is eps_T times a factor bounded by the largest "
+                   "value gap of a wrong action, and with eps_T sqrt(T) = 0.1 no learner can raise or lower that "
+                   "factor by learning: every learner, a uniform one included, fits 1/2; the algorithm is checked "
+                   "by the step-size mutant of the regret-vs-T claim")
 _SAFE_GAP = ("the point-estimate learner, the wrong variant of this learner, plays uncertified upper rungs and "
              "earns more than the best safe policy while it violates: its mean regret after 600 episodes is "
              "-0.48, -0.44, 0.02, 0.50 at the four gaps (32 replications, 4 to 5 violating steps per run), so no "
@@ -101,6 +108,8 @@ NO_MUTANT_YET = {
     "mdp.safe-cost-regret-vs-gap": _SAFE_GAP,
     "mdp.safe-vtr-regret-vs-K": _TODO,
     "mdp.ucbvi-minimax-regret-vs-K": _MINIMAX,
+    "mdp.epsmix-minimax-regret-vs-K": _MINIMAX_CONSERVATIVE,
+    "mdp.regularized-optimism-minimax-regret-vs-T": _MINIMAX_STREAM,
     "mdp.ucrl-vtr-regret-vs-K": _UCRL_VTR,
     "mdp.uclk-regret-vs-T": _TODO,
     "mdp.ucrl-vtr-plus-regret-vs-K": _TODO,
