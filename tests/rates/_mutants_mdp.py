@@ -13,8 +13,9 @@ _MINIMAX = ("every learner's regret on the lower-bound construction is (H - 1) e
             "1e-4 fits 0.494 [0.477, 0.503] (f = 0.71), the sound one 0.506 [0.487, 0.524] over 96 replications "
             "(f = 0.73); the claim checks the instance, the algorithm is checked by the Garnet claims' mutants")
 _MINIMAX_CONSERVATIVE = ("as for UCBVI on the same construction: the regret is (H - 1) eps_K (0.8 K) f and f stays "
-                         "near 3/4 for the optimistic policy, the uniform baseline and every mixture; StepMix, "
-                         "which at these K plays the uniform baseline in every episode, gives f = 0.750 at each K")
+                         "near 3/4 for the optimistic policy, the uniform baseline and every mixture; StepMix at "
+                         "alpha = 0.3, which then plays the uniform baseline in every episode up to K = 1000, "
+                         "gives f = 0.750 at each K")
 _MINIMAX_STREAM = ("the regret on the two-point linear mixture is eps_T times a factor bounded by the largest "
                    "value gap of a wrong action, and with eps_T sqrt(T) = 0.1 no learner can raise or lower that "
                    "factor by learning: every learner, a uniform one included, fits 1/2; the algorithm is checked "
@@ -109,6 +110,7 @@ NO_MUTANT_YET = {
     "mdp.safe-vtr-regret-vs-K": _TODO,
     "mdp.ucbvi-minimax-regret-vs-K": _MINIMAX,
     "mdp.epsmix-minimax-regret-vs-K": _MINIMAX_CONSERVATIVE,
+    "mdp.stepmix-minimax-regret-vs-K": _MINIMAX_CONSERVATIVE,
     "mdp.regularized-optimism-minimax-regret-vs-T": _MINIMAX_STREAM,
     "mdp.ucrl-vtr-regret-vs-K": _UCRL_VTR,
     "mdp.uclk-regret-vs-T": _TODO,
