@@ -6,10 +6,25 @@
 
 # ``Mutant`` is provided by the test module that runs this file
 
-_TODO = "no mutant designed yet"
-_UCBVI = ("UCBVI with its bonus scaled by 1e-4 fits slope 0.90, but with 16 replications the bootstrap "
-          "interval reaches down to 0.001 (a few runs lock in, the others do not), so the power_at_most check "
-          "passes: the quick run has no power against a missing bonus")
+_MINIMAX = ("every learner's regret on the lower-bound construction is (H - 1) eps_K K f with f the fraction of "
+            "episodes started with a worse action; with eps_K sqrt(K) = 0.1 no learner can find the better action "
+            "(the lower-bound argument) and f <= 1, so every learner fits 1/2: UCBVI with its bonus scaled by "
+            "1e-4 fits 0.494 [0.477, 0.503] (f = 0.71), the sound one 0.506 [0.487, 0.524] over 96 replications "
+            "(f = 0.73); the claim checks the instance, the algorithm is checked by the Garnet claims' mutants")
+_MINIMAX_CONSERVATIVE = ("as for UCBVI on the same construction: the regret is (H - 1) eps_K (0.8 K) f and f stays "
+                         "near 3/4 for the optimistic policy, the uniform baseline and every mixture; StepMix at "
+                         "alpha = 0.3, which then plays the uniform baseline in every episode up to K = 1000, "
+                         "gives f = 0.750 at each K")
+_MINIMAX_STREAM = ("the regret on the two-point linear mixture is eps_T times a factor bounded by the largest "
+                   "value gap of a wrong action, and with eps_T sqrt(T) = 0.1 no learner can raise or lower that "
+                   "factor by learning: every learner, a uniform one included, fits 1/2; the algorithm is checked "
+                   "by the step-size mutant of the regret-vs-T claim")
+_SAFE_GAP = ("the point-estimate learner, the wrong variant of this learner, plays uncertified upper rungs and "
+             "earns more than the best safe policy while it violates: its mean regret after 600 episodes is "
+             "-0.48, -0.44, 0.02, 0.50 at the four gaps (32 replications, 4 to 5 violating steps per run), so no "
+             "power law can be fitted (its violations are what mdp.safe-cost-zero-violations rejects); a cost "
+             "radius scaled by a constant keeps the exponent -2 by the claim's own argument (the width and the "
+             "Gaussian estimation error both fall as 1 / sqrt(k))")
 _UCRL_VTR = ("UCRL-VTR with its confidence radius scaled by 1e-4 (no optimism) fits slope 0.23 [0, 0.33]: "
              "an upper-bound (power_at_most) claim cannot reject a learner whose regret grows slowly on this "
              "instance (every action's value feature carries information on every coordinate, so even the "
@@ -115,27 +130,56 @@ MUTANTS = {
         "unconstrained UCBVI in EpsMix's place", {"rule": "unconstrained"}),
     "mdp.cumulative-zero-violations": Mutant(
         "unconstrained UCBVI in the cumulative rule's place", {"rule": "unconstrained"}),
+    "mdp.stepmix-learned-baseline-zero-violations": Mutant(
+        "unconstrained UCBVI in StepMix's place, with the learned baseline", {"rule": "unconstrained"},
+        {"n_episodes": 100}),
+    "mdp.stepmix-regret-vs-K": Mutant(
+        "StepMix with a pessimism bonus 1000 times too large: it never certifies the optimistic policy and "
+        "plays the baseline (linear regret)", {"pessimism_scale": 1e3}, {"n_reps": 8}, slow=True),
+    "mdp.epsmix-regret-vs-K": Mutant(
+        "EpsMix with a pessimism bonus 1000 times too large (mostly baseline episodes)",
+        {"pessimism_scale": 1e3}, {"n_episodes": 1000, "n_reps": 8}),
+    "mdp.stepmix-conservative-cost-vs-K": Mutant(
+        "StepMix with a pessimism bonus 1000 times too large: the baseline mass grows linearly",
+        {"pessimism_scale": 1e3}, {"n_reps": 8}, slow=True),
+    "mdp.epsmix-conservative-cost-vs-K": Mutant(
+        "EpsMix with a pessimism bonus 1000 times too large: the baseline mass grows linearly",
+        {"pessimism_scale": 1e3}, {"n_episodes": 1000, "n_reps": 8}),
+    "mdp.ucbvi-bernstein-regret-vs-K": Mutant(
+        "UCBVI-BF with its bonus scaled by 1e-4 (no optimism): some runs lock onto a worse policy; 64 "
+        "replications so that the bootstrap interval holds some of them", {"bonus_scale": 1e-4},
+        {"n_reps": 64}, slow=True),
+    "mdp.ucbvi-hoeffding-regret-vs-K": Mutant(
+        "UCBVI-CH with its bonus scaled by 1e-4 (no optimism), 64 replications", {"bonus_scale": 1e-4},
+        {"n_reps": 64}, slow=True),
+    "mdp.regularized-optimism-regret-vs-T": Mutant(
+        "regularised value iteration with its step size 1e-4 times too small: the softmax policy stays near "
+        "uniform (linear regret)", {"eta_scale": 1e-4}, {"horizon": 2000, "n_reps": 4}),
+    "mdp.value-iteration-geometric": Mutant(
+        "value iteration with the discount 0.8 in place of the MDP's 0.9: it converges, faster, to another "
+        "fixed point", {"solver_gamma": 0.8}),
+    "mdp.robust-monotone-tv": Mutant(
+        "robust value iteration stopped at epsilon = 1e-3: its value at radius 0 misses the nominal optimum",
+        {"epsilon": 1e-3}, {"radii": [0.0, 0.1]}),
+    "mdp.robust-monotone-kl": Mutant(
+        "robust value iteration stopped at epsilon = 1e-3: its value at radius 0 misses the nominal optimum",
+        {"epsilon": 1e-3}, {"radii": [0.0, 0.1]}),
+    "mdp.robust-monotone-chi2": Mutant(
+        "robust value iteration stopped at epsilon = 1e-3: its value at radius 0 misses the nominal optimum",
+        {"epsilon": 1e-3}, {"radii": [0.0, 0.1]}),
 }
 
 NO_MUTANT_YET = {
-    "mdp.epsmix-conservative-cost-vs-K": _TODO,
-    "mdp.epsmix-regret-vs-K": _TODO,
-    "mdp.regularized-optimism-regret-vs-T": _TODO,
+    "mdp.epsmix-minimax-regret-vs-K": _MINIMAX_CONSERVATIVE,
+    "mdp.regularized-optimism-minimax-regret-vs-T": _MINIMAX_STREAM,
     "mdp.rfe-value-error-vs-H": _RFE_H,
     "mdp.rfe-value-error-vs-H-flat": _RFE_H_FLAT,
     "mdp.rfe-value-error-vs-d": _RFE_D,
     "mdp.rfe-value-error-vs-d-attained": _RFE_D_ATTAINED,
-    "mdp.robust-monotone-chi2": _TODO,
-    "mdp.robust-monotone-kl": _TODO,
-    "mdp.robust-monotone-tv": _TODO,
-    "mdp.safe-cost-regret-vs-gap": _TODO,
-    "mdp.stepmix-conservative-cost-vs-K": _TODO,
-    "mdp.stepmix-learned-baseline-zero-violations": _TODO,
-    "mdp.stepmix-regret-vs-K": _TODO,
-    "mdp.ucbvi-bernstein-regret-vs-K": _UCBVI,
-    "mdp.ucbvi-hoeffding-regret-vs-K": _UCBVI,
+    "mdp.safe-cost-regret-vs-gap": _SAFE_GAP,
+    "mdp.stepmix-minimax-regret-vs-K": _MINIMAX_CONSERVATIVE,
+    "mdp.ucbvi-minimax-regret-vs-K": _MINIMAX,
     "mdp.ucrl-vtr-regret-vs-K": _UCRL_VTR,
     "mdp.ucrl-vtr-plus-regret-vs-K": _VTR_PLUS,
     "mdp.ucrl-vtr-plus-regret-vs-d": _VTR_PLUS_D,
-    "mdp.value-iteration-geometric": _TODO,
 }
