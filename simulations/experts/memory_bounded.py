@@ -24,11 +24,13 @@ GAP = 6.0  # needle gap in units of sqrt(n / (S T)); the default epoch gives eps
 
 def _needle_regret(S, n, T, s, backend, seed):
     gap = GAP * math.sqrt(n / (S * T))
-    # settings may give the pool every expert (pool="n": Hedge on all n, no memory bound) or a fixed epoch
-    # length in place of the one tuned to T
-    pool = {"S": S, "n": n}[s.get("pool", "S")]
+    # settings may name Hedge tuned to T on all n experts (no memory bound) or fix the epoch length in place
+    # of the one tuned to T
     epoch = s.get("epoch")
-    L = memory_bounded(pool, horizon=T) if epoch is None else memory_bounded(pool, epoch=epoch)
+    if s.get("learner", "memory_bounded") == "hedge":
+        L = hedge(horizon=T)
+    else:
+        L = memory_bounded(S, horizon=T) if epoch is None else memory_bounded(S, epoch=epoch)
     res = sim.run(L, instances.needle(n, gap), horizon=T, n_reps=s["n_reps"], seed=seed,
                   backend=backend, checkpoints=[T])
     return res.metric("pseudo_regret")[-1], gap * T
