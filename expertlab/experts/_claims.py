@@ -112,7 +112,7 @@ for _name in ("squint", "ml_prod", "boa", "adanormalhedge"):
                         "0.2 and the bound sqrt(term x ln N) solves to a pseudo-regret of order ln N / 0.2, "
                         "bounded in T: the fitted exponent is 0.  Hedge with the worst-case rate "
                         "sqrt(8 ln N / T) in its place pays ln N / eta ~ sqrt(T ln N / 8) on the same "
-                        "instance (hedge.worst-case-tuning-on-easy) and fails (exponent 0.45).",
+                        "instance (hedge.worst-case-tuning-on-easy) and fails (exponent 0.44).",
         ),
     )
 
