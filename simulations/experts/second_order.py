@@ -48,7 +48,7 @@ def _easy(name):
 
 
 def alternating_copies(horizon, n_experts):
-    """The alternating sequence (1/2, 0), (0, 1), (1, 0), (0, 1), ... with each column copied ``n_experts / 2`` times."""
+    """The alternating sequence (1/2, 0), (0, 1), (1, 0), ... with each column copied ``n_experts / 2`` times."""
     base = np.zeros((horizon, 2))
     base[0] = (0.5, 0.0)
     base[1::2, 1] = 1.0  # rounds 2, 4, ...: the second group loses
