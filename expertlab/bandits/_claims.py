@@ -133,7 +133,7 @@ CLAIMS = (
     RateClaim(
         name="bandits.moss-log-T-fixed-gap",
         quantity="pseudo-regret added per half decade, R(sqrt(10) T) - R(T)", variable="T",
-        law="power_at_most", predicted=0.0, tolerance=0.0,
+        law="power_at_most", predicted=0.0, tolerance=0.0, fit_decades=1.0,
         source="Audibert & Bubeck, COLT 2009 (distribution-dependent bound of MOSS, O((K / Delta) "
                "ln(T Delta^2 / K)); theorem number not re-checked)",
         learner="moss",
@@ -141,7 +141,10 @@ CLAIMS = (
                     "one at 0.8), T = 10^3, 10^3.5, ..., a separate run per horizon with the same seeds: regret "
                     "O(ln T) means the regret added over a fixed ratio of horizons does not grow with T, so "
                     "the power-law exponent of the half-decade increment is at most 0 (sqrt(T) regret would "
-                    "give 1/2, linear regret 1).  The minimax claim above cannot reject a wrong index (on its "
+                    "give 1/2, linear regret 1).  The fit takes the last decade of horizons: the first increments "
+                    "are still rising out of the initial exploration (measured with 500 replications: 17.4, "
+                    "19.5, 19.8, 21.8, 20.5 from T = 10^3 to 10^5.5, exponent 0.038 [0.019, 0.057] over all of "
+                    "them).  The minimax claim above cannot reject a wrong index (on its "
                     "instance every learner's regret is at most sqrt(KT)); this one rejects MOSS told the "
                     "horizon K instead of T (its bonus ln+(T / (K N)) is then zero after one pull: greedy "
                     "play locks onto a suboptimal arm, exponent 0.99).",
@@ -158,7 +161,7 @@ CLAIMS = (
     RateClaim(
         name="bandits.tsallis_inf-log-T-fixed-gap",
         quantity="expected pseudo-regret added per half decade, R(sqrt(10) T) - R(T)", variable="T",
-        law="power_at_most", predicted=0.0, tolerance=0.1,
+        law="power_at_most", predicted=0.0, tolerance=0.1, fit_decades=1.0,
         source="Zimmert & Seldin, JMLR 2021 (best of both worlds: O(sum_i ln T / Delta_i) regret in the "
                "stochastic regime with the same eta_t = 2 / sqrt(t); theorem number not re-checked)",
         learner="tsallis_inf",
@@ -168,7 +171,9 @@ CLAIMS = (
                     "half-decade increment is at most 0 (sqrt(T) regret would give 1/2, linear regret 1).  "
                     "At finite T the increments still rise slowly towards their limit (measured with 100 "
                     "replications: 37, 40, 42, 45, 46 per half decade from 10^2.5 to 10^5, local exponents "
-                    "0.07, 0.05, 0.05, 0.03); the tolerance 0.1 allows that approach.  "
+                    "0.07, 0.05, 0.05, 0.03; with 500: 41.1, 42.3, 44.1, 44.8, 44.4 from 10^3 to 10^5.5); the "
+                    "fit takes the last decade of horizons and the tolerance 0.1 allows the approach at the "
+                    "quick size (fitted 0.05 on 10^3 ... 10^4).  "
                     "The minimax claim above cannot reject a wrong learning rate (on its instance every "
                     "learner's regret is at most sqrt(KT)); this one rejects a rate 100 times too small "
                     "(scale 0.02: near-uniform play, exponent 0.99) and 100 times too large (scale 200: "
