@@ -17,6 +17,12 @@ Measured at seed 0 on the quick settings (fitted value [95% interval] of each mu
 - SSME replaced by the 20 labels alone: slope +0.02 [-0.02, +0.06].
 - clustered single index, router never trained: 0 of 24; the MoE in the single network's place: 0 of 24
   misses.
+
+Wrong variants the claims accept (so not used here): truncated Shapley sampling (slope -0.96 [-0.99, -0.94]:
+its bias is below the noise up to m = 1024); one EM step of the softmax MoE from its warm start (slope -0.40
+[-0.46, -0.33]: one step already brings the 0.1 perturbation near the sampling error); one EM step of the
+polynomial MoE (slope -1.03: it starts at the truth); one of the two softmax experts frozen (-0.36 [-0.43,
+-0.28], rejected but only just, so both are frozen).
 """
 
 # ``Mutant`` is provided by the test module that runs this file
