@@ -1,7 +1,11 @@
 """ALF-LB routing throughput against the exact min-cost-flow solve of the same batches.
 
 Prints, in one run: batches per second of the fused Numba ALF-LB path of
-``sim.run`` (4096 tokens x 64 experts, K = 6 per batch by default), the time
+``sim.run`` (4096 tokens x 64 experts, K = 6 per batch by default), with
+and without the skipping of scores that cannot enter a top list, against a
+roofline measured alongside (a Numba kernel that only generates every
+score of the same batches and takes the top K, parallel over the same
+replications), the time
 of an exact balanced solve (OR-Tools min-cost flow) of one such batch, the
 balance (MaxVio) and the routing score each reaches, and the time of the
 exact solve at 65,536 x 64; and deterministic ALF-LB over a batch of fixed
@@ -16,15 +20,57 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 
 import numpy as np
 
+from numba import njit, prange
+
 from expertlab import sim
+from expertlab._random import rep_key, round_key
 from expertlab.balance import (AssignmentBatch, AssignmentProblem, alf_lb, routing, routing_fixed, solve_exact,
                                top_k_route)
-from expertlab.balance.generators import iid_plus_offset
+from expertlab.balance import _alf_lb
+from expertlab.balance._alf_lb import _topk_insert
+from expertlab.balance.generators import iid_plus_offset, score_at
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def scores_and_top_k(gparams, n_experts, k, n_tokens, horizon, seed, n_reps):
+    """The roofline: generate every score of every batch (as the online environment does) and take its top K.
+
+    No bias, no loads, no update: the least any online top-K router on these scores has to do.
+    Returns the number of times each expert was picked, per replication (so nothing is optimised away).
+    """
+    picks = np.zeros((n_reps, n_experts), np.int64)
+    for r in prange(n_reps):
+        v = np.empty(n_experts)
+        topv = np.empty(k)
+        topi = np.zeros(k, np.int64)
+        rkey = rep_key(seed, np.uint64(r))
+        for it in range(horizon):
+            key = round_key(rkey, np.uint64(it))
+            for n in range(n_tokens):
+                for i in range(n_experts):
+                    v[i] = score_at(gparams, n_experts, key, it, n, i)
+                _topk_insert(v, n_experts, k, topv, topi)
+                for j in range(k):
+                    picks[r, topi[j]] += 1
+    return picks
+
+
+def best_of(fn, repeat):
+    """Smallest wall time of ``repeat`` calls of ``fn``, the process CPU time of that call, and its result."""
+    best, cpu, out = np.inf, np.inf, None
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = fn()
+        wall, used = time.perf_counter() - t0, time.process_time() - c0
+        if wall < best:
+            best, cpu, out = wall, used, res
+    return best, cpu, out
 
 
 def maxvio(assign, k):
@@ -43,6 +89,7 @@ def main(argv=None):
     p.add_argument("--big-tokens", type=int, default=65536)
     p.add_argument("--batch", type=int, default=64, help="fixed problems in the batched deterministic run")
     p.add_argument("--batch-tokens", type=int, default=256)
+    p.add_argument("--repeat", type=int, default=3, help="timed repetitions of each online run (best kept)")
     p.add_argument("--quick", action="store_true", help="small sizes, seconds")
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
@@ -54,20 +101,39 @@ def main(argv=None):
 
     sign = alf_lb(step=0.01, rule="sign")
     sim.run(sign, routing(gen, n_tokens=64, k=K), horizon=2, n_reps=1, backend="numba")  # compile
-    t0 = time.perf_counter()
-    r = sim.run(sign, routing(gen, n_tokens=N, k=K), horizon=a.iters, n_reps=a.reps, seed=1, backend="numba",
-                metrics=["maxvio"], checkpoints=np.arange(a.iters // 2 + 1, a.iters + 1))
-    secs = time.perf_counter() - t0
+    scores_and_top_k(gen.params, E, K, 64, 2, np.uint64(1), a.reps)
+
+    def online():
+        return sim.run(sign, routing(gen, n_tokens=N, k=K), horizon=a.iters, n_reps=a.reps, seed=1, backend="numba",
+                       metrics=["maxvio"], checkpoints=np.arange(a.iters // 2 + 1, a.iters + 1))
+
+    # interleaved: pruned ALF-LB, ALF-LB computing every score, the roofline (best of --repeat each)
+    secs = plain_secs = roof_secs = np.inf
+    for _ in range(a.repeat):
+        s1, c1, r = best_of(online, 1)
+        _alf_lb._PRUNE = False
+        try:
+            s2, _, r_plain = best_of(online, 1)
+        finally:
+            _alf_lb._PRUNE = True
+        s3, _, _ = best_of(lambda: scores_and_top_k(gen.params, E, K, N, a.iters, np.uint64(1), a.reps), 1)
+        if s1 < secs:
+            alf_cpu = c1  # process CPU seconds (all threads) of the fastest ALF-LB run
+        secs, plain_secs, roof_secs = min(secs, s1), min(plain_secs, s2), min(roof_secs, s3)
+    same = all(np.array_equal(r.metrics[m], r_plain.metrics[m]) for m in r.metrics) and \
+        np.array_equal(r.final["bias"], r_plain.final["bias"])
     alf_rate = a.iters * a.reps / secs
+    plain_rate = a.iters * a.reps / plain_secs
+    roof_rate = a.iters * a.reps / roof_secs
     late = r.metrics["maxvio"].mean()  # the second half of the batches
 
     # one fresh batch, routed by the learned bias and solved exactly
     scores = gen.draw(np.uint64(7), np.arange(1, dtype=np.uint64), 0, N)[0]
     routed = top_k_route(scores, r.final["bias"][0], K)
     prob = AssignmentProblem(scores, K)  # balanced capacity N K / E
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     exact = solve_exact(prob, method="flow")
-    flow_secs = time.perf_counter() - t0
+    flow_secs, flow_cpu = time.perf_counter() - t0, time.process_time() - c0
     alf_score = float((scores * routed).sum())
 
     big = gen.draw(np.uint64(9), np.arange(1, dtype=np.uint64), 0, a.big_tokens)[0]
@@ -78,13 +144,21 @@ def main(argv=None):
     rows = [
         ("ALF-LB (numba, sign, u=0.01)", f"{alf_rate:10.1f} batches/s", f"MaxVio {late:.4f} (mean, 2nd half)",
          f"score {alf_score / exact.objective:.6f} of optimum on a fresh batch (MaxVio {maxvio(routed, K):.4f})"),
+        ("  every score computed", f"{plain_rate:10.1f} batches/s", f"same numbers: {same}", ""),
+        ("roofline: scores + top-K", f"{roof_rate:10.1f} batches/s", "every score, no bias, no update", ""),
         ("exact min-cost flow", f"{1 / flow_secs:10.1f} batches/s", f"MaxVio {maxvio(exact.assignment, K):.4f}",
          f"gap {exact.duality_gap:.1e}"),
     ]
-    print(f"batches of {N} tokens x {E} experts, K = {K}; floor sqrt((E/K)/N) = {np.sqrt(E / K / N):.4f}")
+    print(f"batches of {N} tokens x {E} experts, K = {K}; floor sqrt((E/K)/N) = {np.sqrt(E / K / N):.4f}; "
+          f"{a.reps} replications in parallel, best of {a.repeat}")
     for row in rows:
         print("  ".join(f"{c:<34s}" for c in row))
-    print(f"ALF-LB is {alf_rate * flow_secs:.0f}x faster per batch than the exact solve")
+    print(f"ALF-LB is {alf_rate * flow_secs:.0f}x faster per batch than the exact solve "
+          f"({plain_rate * flow_secs:.0f}x computing every score); {alf_rate / roof_rate:.2f} of the roofline's "
+          f"throughput ({plain_rate / roof_rate:.2f} computing every score)")
+    cpu_ratio = flow_cpu / (alf_cpu / (a.iters * a.reps))
+    print(f"per CPU-second (all threads): ALF-LB {alf_cpu / (a.iters * a.reps) * 1e3:.1f} ms per batch, exact solve "
+          f"{flow_cpu * 1e3:.0f} ms: {cpu_ratio:.0f}x")
     print(f"exact min-cost flow at {a.big_tokens} x {E}, K = {K}: {big_secs:.2f} s "
           f"(gap {big_res.duality_gap:.1e})")
     # deterministic ALF-LB on a batch of fixed problems: one fused call vs one call per problem
@@ -104,7 +178,13 @@ def main(argv=None):
           f"ratio {loop_secs / batched_secs:.1f}x (same biases: {same})")
     rec = {
         "benchmark": "balance", "batched_seconds": batched_secs, "per_problem_seconds": loop_secs, "config": vars(a), "machine": platform.machine(),
-        "alf_lb_batches_per_s": alf_rate, "alf_lb_late_maxvio": float(late),
+        "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
+        "alf_lb_batches_per_s": alf_rate, "alf_lb_every_score_batches_per_s": plain_rate,
+        "pruned_equals_every_score": bool(same), "roofline_batches_per_s": roof_rate,
+        "alf_lb_over_roofline": alf_rate / roof_rate, "alf_lb_speedup_over_flow": alf_rate * flow_secs,
+        "alf_lb_cpu_seconds_per_batch": alf_cpu / (a.iters * a.reps), "flow_cpu_seconds": flow_cpu,
+        "alf_lb_speedup_over_flow_per_cpu_second": cpu_ratio,
+        "alf_lb_late_maxvio": float(late),
         "alf_lb_score_ratio": alf_score / exact.objective, "flow_seconds": flow_secs,
         "flow_maxvio": maxvio(exact.assignment, K), "big_flow_seconds": big_secs,
         "sampling_floor": float(np.sqrt(E / K / N)),

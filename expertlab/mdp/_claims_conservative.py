@@ -23,6 +23,18 @@ _SLOPE = ("The bound has the form c1 sqrt(k) + c2 along one run (L fixed from th
           "K-independent cost of the episodes spent near the baseline), whose log-log slope never exceeds 1/2; "
           "hence no tolerance beyond the bootstrap interval.")
 
+_MINIMAX = ("(bonus H / sqrt(n), delta = 0.1, alpha = {alpha}, stage-pooled counts, pessimism_scale = 1) on "
+            "the two-point construction: from the start state each of A = 4 actions reaches a rewarding absorbing "
+            "state (reward 1 at each of the H - 1 = 2 later stages) with probability 1/2, the last one with "
+            "probability 1/2 + eps_K, eps_K = 0.1 / sqrt(K), rebuilt for each K in {ks}; 16 replications; the "
+            "baseline is the uniform policy. {mass} Exact expected regret of the episodes K/5 .. K (the first "
+            "episodes break ties towards the first action, a cost that does not grow with K). The regret is "
+            "(H - 1) eps_K (0.8 K) f, f the fraction of those episodes that start with another action; with "
+            "eps_K sqrt(K) = 0.1 the observations cannot single out the better action, so f stays near "
+            "1 - 1/A, for the optimistic policy as for the baseline and every mixture of the two (measured: "
+            "{f}): the regret grows like sqrt(K), the upper bound's rate is attained, and the log-log slope is "
+            "1/2 with no tolerance beyond the bootstrap interval.")
+
 # secant slope of ln k over the decade [K / 10, K] of the quick run (K = 10^4 for StepMix, 3 10^3 for EpsMix):
 # log10(ln K / ln(K / 10)), the log-log slope of a c ln k law over that window; it decreases in K, so it bounds
 # the slope of a logarithmic law on every fit window at or beyond the quick one (the full runs included)
@@ -83,7 +95,7 @@ CLAIMS = (
         tolerance=0.0,
         source="Li, Huang, Shen & Yang 2023, Thm 1 (StepMix: regret O~(sqrt(H^3 S A K)), as without the "
                "constraint)",
-        learner="stepmix", fit_decades=1.0,
+        learner="stepmix", fit_decades=1.0, sharpened_by=("mdp.stepmix-minimax-regret-vs-K",),
         description="StepMix; exact expected regret fitted over the last decade. " + _SETTING + " " + _SLOPE,
     ),
     RateClaim(
@@ -91,8 +103,32 @@ CLAIMS = (
         quantity="expected regret of EpsMix", variable="episodes K", law="power_at_most", predicted=0.5,
         tolerance=0.0,
         source="Li, Huang, Shen & Yang 2023, Thm 2 (EpsMix: the regret of StepMix)",
-        learner="epsmix", fit_decades=1.0,
+        learner="epsmix", fit_decades=1.0, sharpened_by=("mdp.epsmix-minimax-regret-vs-K",),
         description="EpsMix; exact expected regret fitted over the last decade. " + _SETTING + " " + _SLOPE,
+    ),
+    RateClaim(
+        name="mdp.stepmix-minimax-regret-vs-K",
+        quantity="expected regret of StepMix over episodes K/5 .. K, instance rebuilt per K", variable="episodes K",
+        law="power", predicted=0.5, tolerance=0.0,
+        source="Jaksch, Ortner & Auer 2010, Thm 5 (lower-bound construction, epsilon ~ sqrt(S A / T)): the "
+               "O~(sqrt(H^3 S A K)) of Li, Huang, Shen & Yang 2023, Thm 1 cannot be improved in K",
+        learner="stepmix",
+        description="StepMix " + _MINIMAX.format(
+            alpha=0.9, ks="250, 500, 1000, 2000", f="0.72 to 0.78",
+            mass="alpha = 0.9 lets StepMix leave the baseline within the run: its baseline mass sum (1 - w_k) "
+                 "is 83 % of the episodes at K = 250 and 12 % at K = 2000 (at alpha = 0.3 it plays the "
+                 "baseline in every episode up to K = 1000, and the claim would check the baseline alone)."),
+    ),
+    RateClaim(
+        name="mdp.epsmix-minimax-regret-vs-K",
+        quantity="expected regret of EpsMix over episodes K/5 .. K, instance rebuilt per K", variable="episodes K",
+        law="power", predicted=0.5, tolerance=0.0,
+        source="Jaksch, Ortner & Auer 2010, Thm 5 (lower-bound construction): the regret of Li, Huang, Shen & "
+               "Yang 2023, Thm 2 cannot be improved in K",
+        learner="epsmix",
+        description="EpsMix " + _MINIMAX.format(
+            alpha=0.3, ks="125, 250, 500, 1000", f="0.74 to 0.77",
+            mass="EpsMix plays the baseline in 70 % of the episodes at K = 125 and about 40 % at K = 1000."),
     ),
     RateClaim(
         name="mdp.stepmix-conservative-cost-vs-K",

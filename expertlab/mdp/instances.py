@@ -12,14 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._random import rep_key, seed_to_uint64, stream_key, uniform
-from .._validation import as_real_array, check_array_size, check_float, check_int
+from .._validation import as_real_array, check_array_size, check_float, check_int, check_open_unit
 from ._conservative_policies import known_baseline as _known_baseline
 from ._models import FiniteHorizonMDP as _FiniteHorizonMDP
 from ._models import LinearMixtureMDP, TabularMDP
 from ._planning import backward_induction as _backward_induction
 
 __all__ = ["gridworld", "river_swim", "garnet", "forest", "random_linear_mixture", "hard_linear_mixture",
-           "conservative_garnet", "INSTANCES"]
+           "greedy_trap_mixture", "conservative_garnet", "INSTANCES"]
 
 _KERNEL_SALT = np.uint64(0x6A09E667F3BCC909)
 _REWARD_SALT = np.uint64(0xBB67AE8584CAA73B)
@@ -308,6 +308,71 @@ def hard_linear_mixture(n_coords: int = 2, horizon: int = 5, *, n_episodes: int 
     rewards[:, 1] = 1.0
     return EpisodicLinearMixture(feats, theta, rewards)
 
+
+
+def greedy_trap_mixture(p_good: float = 0.9, stay_reward: float = 0.3, *, gamma: float = 0.75) -> LinearMixtureMDP:
+    r"""Three states, two actions, :math:`d = 2`: a linear mixture on which learning without optimism fails.
+
+    State 0 is the start.  Action 0 stays in 0 and earns ``stay_reward``;
+    action 1 earns 0 and moves to the paying state 1 under kernel
+    :math:`\phi_1`, to the empty state 2 under :math:`\phi_2`.  States 1 and
+    2 earn 1 and 0 (both actions) and return to 0.  The weight is
+    :math:`\theta = (p, 1 - p)`, ``p = p_good``.
+
+    Parameters
+    ----------
+    p_good : float in (0, 1)
+        :math:`p`, the chance that action 1 reaches the paying state.
+    stay_reward : float in [0, 1]
+        Reward of action 0 in state 0.
+    gamma : float in [0, 1)
+        Discount of the returned MDP (unused by episodic learners, which
+        tile the rewards over their horizon).
+
+    Returns
+    -------
+    LinearMixtureMDP
+
+    Notes
+    -----
+    Both base kernels agree on every pair but (0, 1), so action 0 carries
+    information only on :math:`\theta_1 + \theta_2`.  A value-targeted
+    regression started at :math:`\hat\theta = 0` and fed only action 0 learns
+    :math:`\hat\theta = (1/2, 1/2)`.  Taking action 1 forever is worth
+    :math:`\gamma p / (1 - \gamma^2)` per unit of discounted time against
+    :math:`r_0 / (1 - \gamma)` for staying; with the defaults the first is
+    larger at :math:`p = 0.9` and smaller at :math:`p = 1/2`, and over
+    :math:`H = 4` stages two tries of action 1 give :math:`2p` against
+    :math:`4 r_0` for staying (again larger at 0.9, smaller at 1/2).  Hence a
+    greedy learner (no exploration bonus) that starts by staying never tries
+    action 1, never learns :math:`\theta_1 - \theta_2`, and pays a constant
+    regret per step or episode, while an optimistic one tries action 1 and
+    learns it.  Built for this library to separate optimistic linear-mixture
+    learners from greedy ones; the model is that of Ayoub et al. (2020).
+
+    References
+    ----------
+    Ayoub, Jia, Szepesvári, Wang & Yang, "Model-based reinforcement learning
+    with value-targeted regression", ICML 2020 (the linear-mixture model).
+
+    Examples
+    --------
+    >>> m = greedy_trap_mixture()
+    >>> m.transitions[0, 1].round(12).tolist(), m.rewards[0].tolist()
+    ([0.0, 0.9, 0.1], [0.3, 0.0])
+    """
+    p = check_open_unit(p_good, "p_good")
+    r0 = check_float(stay_reward, "stay_reward", minimum=0.0, maximum=1.0)
+    gamma = check_float(gamma, "gamma", minimum=0.0)
+    if not gamma < 1.0:
+        raise ValueError(f"gamma must lie in [0, 1), got {gamma}")
+    phi = np.zeros((2, 3, 2, 3))
+    phi[:, 0, 0, 0] = 1.0
+    phi[0, 0, 1, 1] = phi[1, 0, 1, 2] = 1.0
+    phi[:, 1:, :, 0] = 1.0
+    rewards = np.zeros((3, 2))
+    rewards[0, 0], rewards[1] = r0, 1.0
+    return LinearMixtureMDP(phi, np.array([p, 1.0 - p]), rewards, gamma)
 
 
 #: Registered instance factories, by name.

@@ -31,6 +31,30 @@ _DIST = tuple(
 _DRIFT = {"eta": "eta* = e1 (1 + n^(-1/8)), nu* = nu0 = 0.001"}
 _THEOREM_RATE = {"exp-tau": -0.25, "beta": -0.375, "eta": -0.375, "nu": -0.375}
 
+# Why the upper bounds have room on this instance, and what their companion (the error over the local asymptotic
+# prediction, two-sided) can and cannot tell apart; numbers from the quick run at seed 0 (160 replications).
+_LAN = ("with nu* = 0.001 the prompt and f0 differ by many noise standard deviations at every n <= 1e4 (drift "
+        "n^(-1/8) >= 0.32 against sd 0.03), so the Fisher information does not yet degenerate and the instance's own "
+        "local asymptotic minimax rate (Hajek-Le Cam, van der Vaart 1998, Thm 8.11: no estimator beats the mean "
+        "error of N(theta*, I(theta*)^(-1) / n) uniformly near theta*) is faster than the theorem's worst-case rate.  ")
+_SHARP = {
+    "exp-tau": _LAN + "That prediction falls as n^(-0.45) on n = 1e3 ... 1e4, and the companion claim "
+               "(-over-fisher-vs-n) pins the error to it: an estimator that only attained the theorem's n^(-1/4) "
+               "would give the ratio a slope of about +0.20 (bootstrap interval about [0.13, 0.27]), outside 0 +- "
+               "0.07, and a prediction falling as n^(-1/4) would give -0.17 [-0.24, -0.10], also rejected.",
+    "beta": "The slack (about 0.05) is below 0.1; the companion -over-fisher-vs-n claim pins the error to the "
+            "instance's local asymptotic prediction, which falls as n^(-0.47) here.",
+    "eta": _LAN + "That prediction falls as n^(-0.51) on n = 1e3 ... 1e4, and the companion claim "
+           "(-over-fisher-vs-n) pins the error to it: an estimator that only attained the theorem's n^(-3/8) would "
+           "give the ratio a slope of about +0.13 (interval about [0.08, 0.18]), just outside 0 +- 0.07.",
+    "nu": _LAN + "That prediction falls as n^(-0.47) on n = 1e3 ... 1e4, only 0.10 faster than the theorem's "
+          "n^(-3/8), so no estimator can meet this bound with much more room on this window; the companion claim "
+          "(-over-fisher-vs-n) pins the error to that prediction.  With 160 replications over one decade it cannot "
+          "tell the two rates apart: an estimator at n^(-3/8) would give the ratio a slope of about +0.10 "
+          "(interval about [0.03, 0.16]), inside 0 +- 0.07 plus the interval.",
+}
+_SHARP_BY = ("exp-tau", "eta", "nu")
+
 _NON_DIST = tuple(
     RateClaim(
         name=f"mixtures.contaminated-moe.non-distinguishable-{drift}.{key}-vs-n",
@@ -42,7 +66,9 @@ _NON_DIST = tuple(
         learner="fit_contaminated_moe",
         description=f"f0 Gaussian with the prompt's link, {_DRIFT[drift]}. {_PROTOCOL} The theorem's rate "
                     "is an upper bound; the claim is that the error falls at least that fast (no tolerance).  "
-                    "It does fall faster: see the claim of the same name ending in -over-fisher-vs-n.",
+                    f"It does fall faster, and the reason is the instance, not a loose check: {_SHARP[key]}",
+        sharpened_by=(f"mixtures.contaminated-moe.non-distinguishable-{drift}.{key}-over-fisher-vs-n",)
+        if key in _SHARP_BY else (),
     ) for drift in _DRIFT for key, label in _PARAMS)
 
 _FISHER = tuple(
@@ -50,7 +76,7 @@ _FISHER = tuple(
         name=f"mixtures.contaminated-moe.non-distinguishable-{drift}.{key}-over-fisher-vs-n",
         quantity=f"{label} of the contaminated-MoE MLE over its asymptotic prediction (non-distinguishable, "
                  f"{drift} drifts)",
-        variable="sample size n", law="power", predicted=0.0, tolerance=0.1,
+        variable="sample size n", law="power", predicted=0.0, tolerance=0.07,
         source="local asymptotic normality of the MLE of a regular model (van der Vaart 1998, Thm 5.39); the "
                "information I(theta*) of this model is computed here (fisher_information), the source paper "
                f"{_SOURCE} does not state it",
@@ -58,10 +84,15 @@ _FISHER = tuple(
         description=f"f0 Gaussian with the prompt's link, {_DRIFT[drift]}. {_PROTOCOL} At each n the "
                     "prediction is the mean error of N(theta*, I(theta*)^(-1) / n) (asymptotic_parameter_errors); "
                     "the claim is that the measured error follows it, so that their ratio is flat in n.  "
-                    "Tolerance 0.1: the next order of the expansion is relative to the drift, error / "
+                    "Tolerance 0.07: the next order of the expansion is relative to the drift, error / "
                     "||(d eta, d nu)||, which on n = 1e3 ... 1e4 is at most about 0.5 and falls as n^(-1/4); a "
-                    "relative correction c n^(-1/4) with c n^(-1/4) <= 0.5 moves the log-log slope by at most "
-                    "0.5 / 4 = 0.125 at the smallest n and by less on average over the window.",
+                    "relative correction R (n / 1e3)^(-1/4) with R <= 0.5 changes the least-squares log-log slope "
+                    "over the quick sizes (n = 1e3 ... 1e4, 5 points) by at most 0.068 (0.056 over the full "
+                    "window 1e3 ... 1e5).  The measured ratio stays within 0.94 ... 1.15 at every n.  This is the "
+                    "companion of the upper bound of the same name without -over-fisher: it rejects an error "
+                    "falling as slowly as that bound on exp(tau) and eta (see there), and the estimator stopped "
+                    "after one EM step (the ratio then grows as n^(+0.53 ... +0.63)).  It does not tell the "
+                    "Fisher prediction from a plain c n^(-1/2): on this window they differ by at most 0.05 in slope.",
     ) for drift in _DRIFT for key, label in _PARAMS)
 
 _SOFTMAX = (

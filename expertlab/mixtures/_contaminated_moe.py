@@ -23,7 +23,7 @@ import numpy as np
 
 from .._random import LEARNER_STREAM, seed_to_uint64
 from .._validation import check_float, check_in, check_int
-from ._em import EMResult
+from ._em import EMResult, run_em
 from ._moe_links import FrozenExpert  # noqa: F401  (used by the doctests)
 from ._moe_links import (LINKS, ContaminatedMoEParams, _check_expert, _check_params, _check_xy, _gate_step, _lin,
                          _prompt_step, _uniforms, density_quantile, link_value, log_density)
@@ -195,10 +195,12 @@ def perturbed_truth(truth, *, scale=0.1, seed=0, first_rep=0) -> ContaminatedMoE
 
 #: Initialisations of :func:`fit_contaminated_moe` (or pass a :class:`ContaminatedMoEParams`).
 INITS = ("random", "perturbed_truth")
+#: Engines of :func:`fit_contaminated_moe`.
+ENGINES = ("auto", "compiled", "array")
 
 
 def _m_step(X, Xt, y, r, p, link, gate_steps, prompt_steps, min_nu, xp):
-    theta = xp.concatenate([p.beta, p.tau[:, None]], axis=1)
+    theta = xp.concat([p.beta, p.tau[:, None]], axis=1)
     for _ in range(gate_steps):
         theta = _gate_step(Xt, r, theta, xp)
     eta = p.eta
@@ -217,8 +219,42 @@ def _random_init(X, y, seed_u, xp):
     return ContaminatedMoEParams(xp.zeros((R, D)), xp.zeros(R), eta, nu)
 
 
+def _em_array(X, y, lf0, p, link, max_iter, tol, gate_steps, prompt_steps, min_nu, xp):
+    """The EM in the array namespace ``xp``: every active replication advances one step per iteration."""
+    R, n, _ = X.shape
+    Xt = xp.concat([X, xp.ones((R, n, 1), dtype=X.dtype)], axis=-1)
+
+    def step(data, params):
+        X_a, Xt_a, y_a, lf0_a = data
+        j0, j1 = _joint(X_a, y_a, lf0_a, params, link, xp)
+        norm = xp.logaddexp(j0, j1)
+        new = _m_step(X_a, Xt_a, y_a, xp.exp(j1 - norm), params, link, gate_steps, prompt_steps, min_nu, xp)
+        return xp.mean(norm, axis=1), new
+
+    return run_em(step, p, (X, Xt, y, lf0), max_iter=max_iter, tol=tol, xp=xp)
+
+
+def _em_fused(X, y, lf0, p, link, max_iter, tol, gate_steps, prompt_steps, min_nu):
+    """The EM of every replication in one compiled kernel (NumPy inputs), step for step as :func:`_em_array`."""
+    from ._contaminated_kernel import LINK_CODES, fit_batch
+
+    R, _, D = X.shape
+    theta = np.ascontiguousarray(np.concatenate([p.beta, p.tau[:, None]], axis=1), dtype=np.float64)
+    eta = np.array(p.eta, dtype=np.float64, order="C")
+    nu = np.array(p.nu, dtype=np.float64)
+    path = np.full((R, max_iter), np.nan)
+    n_iter = np.zeros(R, dtype=np.int64)
+    converged = np.zeros(R, dtype=bool)
+    fit_batch(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
+              np.ascontiguousarray(lf0, dtype=np.float64), theta, eta, nu, LINK_CODES[link], max_iter, tol,
+              gate_steps, prompt_steps, min_nu, path, n_iter, converged)
+    steps = int(n_iter.max()) if R else 0
+    return ContaminatedMoEParams(theta[:, :D], theta[:, D], eta, nu), path[:, :steps], n_iter, converged
+
+
 def fit_contaminated_moe(X, y, expert, *, link="tanh", init="random", truth=None, init_scale=0.1, max_iter=200,
-                         tol=1e-8, gate_steps=1, prompt_steps=1, min_nu=1e-12, seed=0, batched=False) -> EMResult:
+                         tol=1e-8, gate_steps=1, prompt_steps=1, min_nu=1e-12, seed=0, batched=False,
+                         engine="auto") -> EMResult:
     r"""Maximum-likelihood fit of the softmax-contaminated MoE by EM, optionally batched.
 
     Parameters
@@ -248,6 +284,13 @@ def fit_contaminated_moe(X, y, expert, *, link="tanh", init="random", truth=None
     seed : int, numpy.random.SeedSequence or None, default 0
         Seed of the initialisation; replication ``r`` uses stream ``r``.
     batched : bool
+    engine : {"auto", "compiled", "array"}
+        ``"compiled"``: every replication's EM in one compiled kernel
+        (replications in parallel; NumPy inputs only).  ``"array"``: the EM
+        in the array namespace of the inputs, all active replications one
+        step at a time (the path CuPy arrays take).  ``"auto"``: compiled for
+        NumPy inputs, else array.  Both run the same steps; their iterates
+        agree to rounding.
 
     Returns
     -------
@@ -296,6 +339,7 @@ def fit_contaminated_moe(X, y, expert, *, link="tanh", init="random", truth=None
     (True, [-1.0, 0.0])
     """
     check_in(link, "link", LINKS)
+    check_in(engine, "engine", ENGINES)
     if not isinstance(batched, (bool, np.bool_)):
         raise TypeError(f"batched must be a bool, got {type(batched).__name__}")
     if not batched:
@@ -305,6 +349,9 @@ def fit_contaminated_moe(X, y, expert, *, link="tanh", init="random", truth=None
                              " (pass batched=True for (n_reps, n_samples, n_features))")
         X, y = X[None], y[None]
     xp, X, y = _check_xy(X, y)
+    if engine == "compiled" and not isinstance(X, np.ndarray):
+        raise ValueError(f"engine='compiled' needs NumPy arrays, got X of type {type(X).__name__} "
+                         "(engine='array' runs in any array namespace)")
     R, n, D = X.shape
     expert = _check_expert(expert, D)
     max_iter = check_int(max_iter, "max_iter")
@@ -329,37 +376,13 @@ def fit_contaminated_moe(X, y, expert, *, link="tanh", init="random", truth=None
 
     lf0 = log_density(y, link_value(X @ xp.asarray(expert.eta0), expert.link), expert.nu0, expert.density,
                       expert.df)
-    Xt = xp.concatenate([X, xp.ones((R, n, 1))], axis=-1)
-    path = xp.full((R, max_iter), xp.nan)
-    converged = xp.zeros(R, dtype=bool)
-    n_iter = xp.zeros(R, dtype=xp.int64)
-    prev = xp.full(R, -xp.inf)
-    out = [xp.asarray(a, copy=True) for a in (p.beta, p.tau, p.eta, p.nu)]
-    idx, X_a, Xt_a, y_a, lf0_a = xp.arange(R), X, Xt, y, lf0
-    steps = 0
-    for k in range(max_iter):
-        j0, j1 = _joint(X_a, y_a, lf0_a, p, link, xp)
-        norm = xp.logaddexp(j0, j1)
-        ll = xp.mean(norm, axis=1)
-        p = _m_step(X_a, Xt_a, y_a, xp.exp(j1 - norm), p, link, gate_steps, prompt_steps, min_nu, xp)
-        path[idx, k] = ll
-        n_iter[idx] = k + 1
-        conv = xp.abs(ll - prev[idx]) < tol
-        prev[idx] = ll
-        steps = k + 1
-        done = conv if k < max_iter - 1 else xp.ones_like(conv)
-        if bool(xp.any(done)):
-            fin = idx[done]
-            for o, a in zip(out, (p.beta, p.tau, p.eta, p.nu)):
-                o[fin] = a[done]
-            converged[fin] = conv[done]
-            keep = ~done
-            idx, X_a, Xt_a, y_a, lf0_a, p = idx[keep], X_a[keep], Xt_a[keep], y_a[keep], lf0_a[keep], p.select(keep)
-        if idx.shape[0] == 0:
-            break
-    params = ContaminatedMoEParams(*out)
-    path = path[:, :steps]
-    n_bad = int(R - int(xp.sum(converged)))
+    if engine == "compiled" or (engine == "auto" and isinstance(X, np.ndarray)):
+        params, path, n_iter, converged = _em_fused(X, y, lf0, p, link, max_iter, tol, gate_steps, prompt_steps,
+                                                    min_nu)
+    else:
+        params, path, n_iter, converged = _em_array(X, y, lf0, p, link, max_iter, tol, gate_steps, prompt_steps,
+                                                    min_nu, xp)
+    n_bad = int(R - int(xp.sum(xp.astype(converged, xp.int64))))
     message = (f"converged in {int(xp.max(n_iter))} iterations or fewer" if n_bad == 0 else
                f"{n_bad} of {R} replications did not converge in max_iter={max_iter} iterations")
     if batched:

@@ -123,6 +123,70 @@ class EMResult:
                           ylabel=r"objective $\ell(\theta_k)$", **line_kwargs)
 
 
+def run_em(step, params, data, *, max_iter, tol, xp):
+    """Iterate ``step`` over replications until each one's log-likelihood settles (the loop every batched EM shares).
+
+    Parameters
+    ----------
+    step : callable
+        ``step(data, params) -> (ll, new_params)``: one EM step of the replications still running: their
+        average log-likelihood at ``params`` (E-step) and their parameters after the M-step.
+    params : dataclass
+        Starting parameters; every array field has the replication axis first, and ``params.select(mask)``
+        keeps the replications of a boolean mask.
+    data : tuple of arrays or None
+        Per-replication inputs of ``step`` (replication axis first); ``None`` entries are passed as they are.
+    max_iter : int
+    tol : float
+        A replication stops once its log-likelihood changes by less than ``tol``.
+    xp : array namespace
+
+    Returns
+    -------
+    params, path, n_iter, converged
+        The parameters after each replication's last M-step; its log-likelihoods ``(n_reps, steps)`` (NaN
+        after it stopped); its number of iterations; whether it stopped on ``tol`` (not on ``max_iter``).
+
+    Notes
+    -----
+    Only replications still running are computed: each iteration drops the finished ones from ``data``
+    and ``params``.  Uses array-API standard operations only (boolean masks, no index arrays), so the
+    loop runs in any conforming namespace.
+    """
+    fields = [f.name for f in dataclasses.fields(params) if hasattr(getattr(params, f.name), "shape")]
+    out = {f: xp.asarray(getattr(params, f), copy=True) for f in fields}
+    R = out[fields[0]].shape[0]
+    dtype = out[fields[0]].dtype
+    columns = []
+    converged = xp.zeros(R, dtype=xp.bool)
+    n_iter = xp.zeros(R, dtype=xp.int64)
+    prev = xp.full(R, -math.inf, dtype=dtype)
+    active = xp.ones(R, dtype=xp.bool)
+    for k in range(max_iter):
+        ll, params = step(data, params)
+        col = xp.full(R, math.nan, dtype=dtype)
+        col[active] = ll
+        columns.append(col)
+        n_iter = xp.where(active, k + 1, n_iter)
+        conv = xp.abs(ll - prev[active]) < tol
+        prev[active] = ll
+        done = conv if k < max_iter - 1 else xp.ones_like(conv)
+        if bool(xp.any(done)):
+            fin = xp.zeros(R, dtype=xp.bool)
+            fin[active] = done
+            for f in fields:
+                out[f][fin] = getattr(params, f)[done]
+            converged[fin] = conv[done]
+            active = active & ~fin
+            keep = ~done
+            data = tuple(None if a is None else a[keep] for a in data)
+            params = params.select(keep)
+        if not bool(xp.any(active)):
+            break
+    path = xp.stack(columns, axis=1) if columns else xp.full((R, 0), math.nan, dtype=dtype)
+    return dataclasses.replace(params, **out), path, n_iter, converged
+
+
 def _as_array(a, name, xp=None):
     if not isinstance(a, (list, tuple, numbers.Real)) and not (hasattr(a, "shape") and hasattr(a, "dtype")):
         raise TypeError(f"{name} must be an array, got {type(a).__name__}")

@@ -18,7 +18,7 @@ from .._backend import asnumpy, logsumexp
 from .._estimator import EstimatorMixin
 from .._random import rep_key, round_key, seed_to_uint64, stream_key, uniform
 from .._validation import as_real_array, check_float, check_in, check_int
-from ._em import (COVARIANCE_TYPES, EMResult, GaussianMixtureParams, _check_data, _check_params,
+from ._em import (COVARIANCE_TYPES, EMResult, GaussianMixtureParams, _check_data, _check_params, run_em,
                   _check_sample_weight, _e_step, _log_gaussian, _m_step, log_prior_from_labels)
 
 __all__ = ["fit_gaussian_mixture", "GaussianMixture", "INITS"]
@@ -182,38 +182,13 @@ def fit_gaussian_mixture(X, n_components, *, covariance_type="full", init="kmean
         resp = _initial_resp(X, C, init, w, lp, seed_to_uint64(seed), xp)
         params = _m_step(X, resp, w, kind, reg, xp)
 
-    path = xp.full((R, max_iter), xp.nan)
-    converged = xp.zeros(R, dtype=xp.bool)
-    n_iter = xp.zeros(R, dtype=xp.int64)
-    prev = xp.full(R, -xp.inf)
-    out_w, out_m, out_c = (xp.asarray(a, copy=True) for a in (params.weights, params.means, params.covariances))
-    # Only the replications still running are computed: ``idx`` lists them, ``*_a`` are their slices.
-    idx = xp.arange(R)
-    X_a, w_a, lp_a, p_a = X, w, lp, params
-    steps = 0
-    log_resp, ll = _e_step(X_a, p_a, w_a, lp_a, xp)
-    for k in range(max_iter):
-        p_a = _m_step(X_a, xp.exp(log_resp), w_a, kind, reg, xp)
-        path[idx, k] = ll
-        n_iter[idx] = k + 1
-        conv = xp.abs(ll - prev[idx]) < tol
-        prev[idx] = ll
-        steps = k + 1
-        done = conv if k < max_iter - 1 else xp.ones_like(conv)
-        if bool(xp.any(done)):
-            fin = idx[done]
-            out_w[fin], out_m[fin], out_c[fin] = p_a.weights[done], p_a.means[done], p_a.covariances[done]
-            converged[fin] = conv[done]
-            keep = ~done
-            idx, X_a, p_a = idx[keep], X_a[keep], p_a.select(keep)
-            w_a = None if w_a is None else w_a[keep]
-            lp_a = None if lp_a is None else lp_a[keep]
-        if idx.shape[0] == 0:
-            break
-        log_resp, ll = _e_step(X_a, p_a, w_a, lp_a, xp)
-    params = GaussianMixtureParams(out_w, out_m, out_c, kind)
-    path = path[:, :steps]
-    n_bad = int(R - int(xp.sum(converged)))
+    def step(data, p):
+        X_a, w_a, lp_a = data
+        log_resp, ll = _e_step(X_a, p, w_a, lp_a, xp)
+        return ll, _m_step(X_a, xp.exp(log_resp), w_a, kind, reg, xp)
+
+    params, path, n_iter, converged = run_em(step, params, (X, w, lp), max_iter=max_iter, tol=tol, xp=xp)
+    n_bad = int(R - int(xp.sum(xp.astype(converged, xp.int64))))
     if n_bad == 0:
         message = f"converged in {int(xp.max(n_iter))} iterations or fewer"
     else:

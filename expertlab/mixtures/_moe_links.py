@@ -354,7 +354,7 @@ def _tmul(X, v, xp):
 def _solve(A, b, xp):
     """Batched ``A^{-1} b`` with a relative ridge; non-finite steps become zero."""
     k = A.shape[-1]
-    ridge = 1e-10 * (1.0 + xp.mean(xp.abs(A[..., xp.arange(k), xp.arange(k)]), axis=-1))
+    ridge = 1e-10 * (1.0 + xp.mean(xp.abs(xp.linalg.diagonal(A)), axis=-1))
     step = xp.linalg.solve(A + ridge[:, None, None] * xp.eye(k, dtype=A.dtype), b[..., None])[..., 0]
     return xp.where(xp.isfinite(step), step, 0.0)
 
@@ -363,7 +363,7 @@ def _backtrack(theta, step, objective, xp, n_halving=30):
     """Largest ``t = 2^-j`` with ``objective(theta + t step) >= objective(theta)``, per replication (else stay)."""
     q0 = objective(theta)
     t = xp.ones(theta.shape[0], dtype=theta.dtype)
-    new, done = theta, xp.zeros(theta.shape[0], dtype=bool)
+    new, done = theta, xp.zeros(theta.shape[0], dtype=xp.bool)
     for _ in range(n_halving):
         cand = theta + t[:, None] * step
         ok = (objective(cand) >= q0) & ~done
@@ -384,7 +384,7 @@ def _gate_step(Xt, r, theta, xp):
     a = _lin(Xt, theta, xp)
     g = xp.exp(-xp.logaddexp(0.0, -a))
     grad = _tmul(Xt, r - g, xp)
-    H = xp.swapaxes(Xt * (g * (1.0 - g))[..., None], 1, 2) @ Xt
+    H = xp.permute_dims(Xt * (g * (1.0 - g))[..., None], (0, 2, 1)) @ Xt
     return _backtrack(theta, _solve(H, grad, xp), objective, xp)
 
 
@@ -395,6 +395,6 @@ def _prompt_step(X, y, r, eta, link, xp):
 
     u = _lin(X, eta, xp)
     J = X * link_derivative(u, link)[..., None]
-    A = xp.swapaxes(J * r[..., None], 1, 2) @ J
+    A = xp.permute_dims(J * r[..., None], (0, 2, 1)) @ J
     b = _tmul(J, r * (y - link_value(u, link)), xp)
     return _backtrack(eta, _solve(A, b, xp), objective, xp)

@@ -348,11 +348,11 @@ def plot_check(check, measurement=None, *, title: str = "", ax=None, path=None, 
         ax.set_xticks([])
     else:
         (line,) = ax.plot(x, m, "o-", ms=3, label=f"Monte Carlo mean ± {z:g} s.e.")
-        power = c.law in ("power", "power_at_most")
+        power = c.law in ("power", "power_at_most", "power_at_least")
         lo = np.maximum(m - z * se, m * 1e-3) if power else m - z * se
         ax.fill_between(x, lo, m + z * se, color=line.get_color(), alpha=0.25, lw=0)
         xw = x[check.window]
-        if xw.size and xw.size < x.size and c.law in ("power", "power_at_most", "log"):
+        if xw.size and xw.size < x.size and c.law in ("power", "power_at_most", "power_at_least", "log"):
             ax.axvspan(xw.min(), xw.max(), color="0.9", zorder=0, label="fit window")
         if power:
             ax.set_xscale("log")
@@ -360,7 +360,8 @@ def plot_check(check, measurement=None, *, title: str = "", ax=None, path=None, 
             ax.plot(xw, np.exp(check.intercept) * xw ** check.fitted, "r-",
                     label=f"fit: slope {check.fitted:.3f} [{check.ci_low:.3f}, {check.ci_high:.3f}]")
             x0, y0 = xw[0], m[check.window][0]
-            claimed = "claimed slope ≤ " if c.law == "power_at_most" else "claimed slope "
+            claimed = {"power_at_most": "claimed slope ≤ ", "power_at_least": "claimed slope ≥ "}.get(
+                c.law, "claimed slope ")
             ax.plot(xw, y0 * (xw / x0) ** c.predicted, "k--", label=f"{claimed}{c.predicted:g}")
         elif c.law == "log":
             ax.set_xscale("log")

@@ -29,7 +29,7 @@ from .._validation import check_float, check_in, check_int
 __all__ = ["RateClaim", "RateCheck", "check_rate", "register_claims", "get_claim", "claims",
            "document_claims", "LAWS", "detectable_violation_rate", "DETECTION_POWER"]
 
-LAWS = ("power", "log", "value", "at_least", "power_at_most", "always")
+LAWS = ("power", "log", "value", "at_least", "power_at_most", "power_at_least", "always")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +44,7 @@ class RateClaim:
         What is measured (``"regret"``, ``"tracking regret"``, ...).
     variable : str
         What it scales with (``"T"``, ``"ln N"``, ...).
-    law : {"power", "log", "value", "at_least", "power_at_most", "always"}
+    law : {"power", "log", "value", "at_least", "power_at_most", "power_at_least", "always"}
         ``power``: ``predicted`` is the exponent ``b`` of ``y ~ c x**b``, fitted
         as the log-log slope of the mean.  ``log``: ``predicted`` is ``b`` in
         ``y ~ a + b ln x``.  ``value``: ``predicted`` is the exact mean of ``y``
@@ -55,7 +55,9 @@ class RateClaim:
         ``power_at_most``: the exponent is fitted as for ``power`` and the claim
         is that it is at most ``predicted`` (an ``O(x**b)`` upper bound); it
         passes when the lower end of the bootstrap interval is at most
-        ``predicted + tolerance``.  ``always``: a deterministic guarantee,
+        ``predicted + tolerance``.  ``power_at_least``: the mirror image, an
+        ``Omega(x**b)`` lower bound; it passes when the upper end of the
+        bootstrap interval is at least ``predicted - tolerance``.  ``always``: a deterministic guarantee,
         ``y >= predicted`` for every replication at every ``x``; it passes
         when the smallest entry of ``y`` is at least ``predicted - tolerance``
         (``tolerance`` is then a floating-point allowance, not a statistical
@@ -373,7 +375,7 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
         rng = np.random.default_rng(seed)
         counts = rng.multinomial(n_reps, np.full(n_reps, 1.0 / n_reps), size=n_boot)  # (B, R)
         boot = (y[window] @ counts.T) / n_reps  # (n_w, B)
-        if claim.law in ("power", "power_at_most"):
+        if claim.law in ("power", "power_at_most", "power_at_least"):
             if np.any(mean[window] <= 0):
                 raise ValueError(f"claim {claim.name!r}: the mean of y must be positive on the fit window "
                                  "for a power law")
@@ -391,6 +393,8 @@ def check_rate(claim: RateClaim, x, y, *, n_boot: int = 2000, seed=0) -> RateChe
         passed = bool(lo + tol >= claim.predicted)
     elif claim.law == "power_at_most":
         passed = bool(lo - tol <= claim.predicted)
+    elif claim.law == "power_at_least":
+        passed = bool(hi + tol >= claim.predicted)
     else:
         passed = bool(lo - tol <= claim.predicted <= hi + tol)
     return RateCheck(claim=claim, fitted=fitted, ci_low=lo, ci_high=hi, passed=passed, intercept=intercept,

@@ -29,7 +29,7 @@ def maxvio_vs_n(s, backend, seed):
     for n in s["n_tokens"]:
         # step 1e-12: the bias stays at the optimum -m while fresh batches are routed
         env = routing(iid_plus_offset(means, 1.0), n_tokens=n, k=K)
-        r = sim.run(alf_lb(step=1e-12, rule="sign", bias0=-means), env, horizon=T, n_reps=s["n_reps"], seed=seed,
+        r = sim.run(alf_lb(step=s.get("step", 1e-12), rule="sign", bias0=-means), env, horizon=T, n_reps=s["n_reps"], seed=seed,
                     backend=compiled(backend), metrics=["maxvio"], checkpoints=np.arange(1, T + 1))
         ys.append(r.metrics["maxvio"].mean(axis=0))  # mean over the batches
     x = np.array(s["n_tokens"], dtype=float)
@@ -41,7 +41,7 @@ def online_regret(s, backend, seed):
     E, K, T = s["n_experts"], s["k"], s["n_iter"]
     env = routing(iid_plus_offset(np.linspace(-1.0, 1.0, E), 1.0), n_tokens=s["n_tokens"], k=K)
     common = dict(horizon=T, n_reps=s["n_reps"], seed=seed, backend=compiled(backend), metrics=["regret"])
-    r = sim.run(alf_lb(step=s["a"], rule="decaying"), env, **common)
+    r = sim.run(alf_lb(step=s["a"], rule=s.get("rule", "decaying")), env, **common)
     c = sim.run(alf_lb(step=s["constant_step"], rule="magnitude"), env, **common)
     ck = r.checkpoints
     return sim.Measurement(x=ck.astype(float), y=r.metrics["regret"], xlabel="iteration T",
@@ -56,7 +56,7 @@ def reaches_optimum(s, backend, seed):
     batch = AssignmentBatch(means + rng.normal(size=(s["n_problems"], N, E)), K, capacity=N * K // E)
     best = solve_exact(batch, method="highs").objective
     # one replication per problem; the dual value of the last batch is g at the bias it was routed with
-    r = sim.run(alf_lb(step=s["a"], rule="decaying"), routing_fixed(batch), horizon=s["n_iter"],
+    r = sim.run(alf_lb(step=s["a"], rule=s.get("rule", "decaying")), routing_fixed(batch), horizon=s["n_iter"],
                 n_reps=s["n_problems"], backend=compiled(backend), metrics=["dual"])
     gaps = r.metrics["dual"][-1] / best - 1.0
     return sim.Measurement(x=np.array([float(s["n_iter"])]), y=gaps[None, :], xlabel="iterations",

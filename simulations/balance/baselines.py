@@ -47,7 +47,7 @@ def compare(s, backend, seed):
     for n in s["n_tokens"]:
         c = n * K // E
         scores = gen.draw(seed, np.arange(s["n_reps"]), 0, n)
-        ec = expert_choice_route(scores, c)
+        ec = expert_choice_route(scores, c + s.get("capacity_offset", 0))  # offset 0: C = NK/E, as the closed form
         ys.append(ec.n_unrouted / n - (1.0 - K / E) ** E)
         sub = scores[: s["n_compare"]]
         batch = AssignmentBatch(sub, K, capacity=c)

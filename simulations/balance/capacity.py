@@ -37,7 +37,8 @@ def drop_rate_vs_gamma(s, backend, seed):
     p = _gating(s, seed)
     ys = []
     for g in s["gammas"]:
-        r = capacity_route(p, K, g, policy="drop", exact_method=None)
+        # capacity_offset (0): extra tokens of capacity, which the closed form does not know about
+        r = capacity_route(p, K, g + s.get("capacity_offset", 0) * E / (N * K), policy="drop", exact_method=None)
         ys.append(r.drop_rate - expected_drop_rate(g, N, E, K))
     # the trade-off curves over a wider range of gamma, on the first few batches (exact optimum per batch)
     sub = p[: s["n_exact"]]

@@ -22,8 +22,13 @@ MAX_BATCHES = 100_000
 
 
 def rank(M, s, seed, backend, **kw):
-    """Run active ranking on the means ``M``: (queries per replication, exact ranking per replication)."""
+    """Run active ranking on the means ``M``: (queries per replication, exact ranking per replication).
+
+    ``s["schedule"]`` (default ``"adaptive"``) swaps in the non-adaptive schedule (a mutant the claims must
+    reject); a ``schedule`` keyword overrides it.
+    """
     env = expert_tasks(M)
+    kw.setdefault("schedule", s.get("schedule", "adaptive"))
     res = sim.run(active_ranking(kw.pop("delta", s.get("delta")), **kw), env, horizon=MAX_BATCHES,
                   n_reps=s["n_reps"], seed=seed, backend=backend, checkpoints=[MAX_BATCHES])
     if not res.final["stopped"].all():

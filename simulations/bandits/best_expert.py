@@ -22,6 +22,8 @@ MAX_BATCHES = 100_000
 def search(s, seed, backend, gap, cluster_gap, method="doubling"):
     """Run the best-expert search: (queries per replication, correct per replication)."""
     env = expert_tasks(cluster_below_best_means(s["n_experts"], s["n_tasks"], gap, cluster_gap))
+    # ``s["methods"]`` maps a method to the one run in its place (a mutant the claims must reject)
+    method = s.get("methods", {}).get(method, method)
     res = sim.run(best_expert(s["delta"], method=method), env, horizon=MAX_BATCHES, n_reps=s["n_reps"], seed=seed,
                   backend=backend, checkpoints=[MAX_BATCHES])
     if not res.final["stopped"].all():

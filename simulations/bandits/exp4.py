@@ -22,7 +22,9 @@ def regret_vs_T(s, backend, seed):
     # "auto" would take the NumPy path for the short horizons; the compiled path gives the same numbers
     # (tested to 1e-10) and its kernel is cached on disk, so the sweep uses it throughout
     backend = "numba" if backend == "auto" else backend
-    ys = [sim.run(exp4(), inst, horizon=T, n_reps=s["n_reps"], seed=seed, backend=backend, checkpoints=[T],
+    # ``s["learner_params"]`` (e.g. a fixed ``eta``) swaps in a mistuned Exp4 (a mutant the claim must reject)
+    ys = [sim.run(exp4(**s.get("learner_params", {})), inst, horizon=T, n_reps=s["n_reps"], seed=seed,
+                  backend=backend, checkpoints=[T],
                   metrics=["expected_best_expert_regret"]).metric("expected_best_expert_regret")[-1]
           for T in s["horizons"]]
     x = np.array(s["horizons"], dtype=float)

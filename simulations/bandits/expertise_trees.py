@@ -25,10 +25,12 @@ def _measure(name):
     def measure(s, backend, seed):
         inst = partitioned_expertise(gap=s["gap"])
         ck = np.unique(np.round(np.geomspace(s["horizon"] / 100, s["horizon"], s["n_points"])).astype(np.int64))
-        factory, metric = _LEARNERS[name]
+        # ``s["learner"]`` swaps in another of the three (a mutant the claim must reject)
+        learner = s.get("learner", name)
+        factory, metric = _LEARNERS[learner]
         # the trees have only the NumPy path; Exp4 has a compiled one (same numbers, tested to 1e-10,
         # kernel cached on disk), which "auto" would skip at this size
-        if name == "exp4":
+        if learner == "exp4":
             backend = "numba" if backend == "auto" else backend
         else:
             backend = "auto"
@@ -46,11 +48,16 @@ def _measure(name):
 _QUICK = dict(gap=0.3, horizon=20_000, n_points=9, n_reps=40)
 _FULL = dict(gap=0.3, horizon=200_000, n_points=13, n_reps=200)
 
+# The NumPy path pays a fixed cost per step whatever the number of replications, so the quick runs are sized
+# by their horizon: the trees keep 2 10^4 steps (their last decade is past the first splits) with 20
+# replications (the interval of the exponent is as narrow as with 40: 0.140 to 0.188 against 0.150 to 0.197);
+# global Thompson sampling is exactly linear at every horizon and runs to 10^4.
 EXPERIMENTS = [
-    sim.Experiment("bandits.expertise_trees-regret-vs-T", _measure("expertise_trees"), quick=_QUICK, full=_FULL,
-                   title="Expertise trees: regret against the region-wise oracle ≲ √T"),
-    sim.Experiment("bandits.global_thompson-linear-vs-oracle", _measure("global_thompson"), quick=_QUICK,
-                   full=_FULL, title="Global Thompson sampling over experts: linear regret against the oracle"),
+    sim.Experiment("bandits.expertise_trees-regret-vs-T", _measure("expertise_trees"), quick=dict(_QUICK, n_reps=20),
+                   full=_FULL, title="Expertise trees: regret against the region-wise oracle ≲ √T"),
+    sim.Experiment("bandits.global_thompson-linear-vs-oracle", _measure("global_thompson"),
+                   quick=dict(_QUICK, horizon=10_000), full=_FULL,
+                   title="Global Thompson sampling over experts: linear regret against the oracle"),
     sim.Experiment("bandits.exp4-linear-vs-oracle", _measure("exp4"), quick=dict(_QUICK, n_reps=100),
                    full=dict(_FULL, n_reps=500), title="Exp4: linear regret against the region-wise oracle"),
 ]

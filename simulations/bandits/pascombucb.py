@@ -15,7 +15,6 @@ most of its pulls.
 import numpy as np
 
 from expertlab import sim
-from expertlab.bandits import _claims_safe  # noqa: F401  (registers the claims)
 from expertlab.bandits import cucb, hou_tan_zhong_instance, pascombucb
 
 
@@ -39,7 +38,8 @@ def zero_violations(s, backend, seed):
 def regret_increments(s, backend, seed):
     env = hou_tan_zhong_instance(s["budget"])
     horizons = s["horizons"]
-    final = sim.final_values([_run(pascombucb(), env, h, s["n_reps"], seed, backend) for h in horizons])
+    learner = sim.get_learner(s.get("learner", "pascombucb")).factory()  # or another registered learner
+    final = sim.final_values([_run(learner, env, h, s["n_reps"], seed, backend) for h in horizons])
     x = np.array(horizons[:-1], dtype=float)
     return sim.Measurement(x=x, y=np.diff(final, axis=0), xlabel="horizon T",
                            ylabel="regret added from T to the next horizon",

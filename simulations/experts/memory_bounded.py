@@ -17,14 +17,20 @@ import math
 import numpy as np
 
 from expertlab import sim
-from expertlab.experts import instances, memory_adaptive, memory_bounded, recent_plays_attack, state_nbytes
+from expertlab.experts import hedge, instances, memory_adaptive, memory_bounded, recent_plays_attack, state_nbytes
 
 GAP = 6.0  # needle gap in units of sqrt(n / (S T)); the default epoch gives eps^2 B = GAP^2 / 6
 
 
 def _needle_regret(S, n, T, s, backend, seed):
     gap = GAP * math.sqrt(n / (S * T))
-    L = memory_bounded(S, horizon=T)
+    # settings may name Hedge tuned to T on all n experts (no memory bound) or fix the epoch length in place
+    # of the one tuned to T
+    epoch = s.get("epoch")
+    if s.get("learner", "memory_bounded") == "hedge":
+        L = hedge(horizon=T)
+    else:
+        L = memory_bounded(S, horizon=T) if epoch is None else memory_bounded(S, epoch=epoch)
     res = sim.run(L, instances.needle(n, gap), horizon=T, n_reps=s["n_reps"], seed=seed,
                   backend=backend, checkpoints=[T])
     return res.metric("pseudo_regret")[-1], gap * T
@@ -61,8 +67,9 @@ def regret_vs_T(s, backend, seed):
                   backend, seed)
 
 
-def _bytes_after_two_epochs(S, n, n_reps=2):
-    L = memory_bounded(S, epoch=3)
+def _bytes_after_two_epochs(S, n, learner="memory_bounded", n_reps=2):
+    # learner="hedge": Hedge on all n experts in the pool learner's place (it keeps one regret per expert)
+    L = memory_bounded(S, epoch=3) if learner == "memory_bounded" else hedge()
     state = L.init(n, n_reps)
     keys = np.arange(n_reps, dtype=np.uint64)
     for t in range(6):
@@ -73,14 +80,16 @@ def _bytes_after_two_epochs(S, n, n_reps=2):
 
 def bytes_vs_S(s, backend, seed):
     x = np.array(s["memory"], dtype=float)
-    y = np.array([[_bytes_after_two_epochs(S, s["n_experts"])] * 2 for S in s["memory"]])
+    y = np.array([[_bytes_after_two_epochs(S, s["n_experts"], s.get("learner", "memory_bounded"))] * 2
+                  for S in s["memory"]])
     return sim.Measurement(x=x, y=y, xlabel="memory S", ylabel="state bytes per replication",
                            curves={"8 (3 + 3S)": (x, 8.0 * (3 + 3 * x))})
 
 
 def bytes_vs_n(s, backend, seed):
     x = np.array(s["n_experts"], dtype=float)
-    y = np.array([[_bytes_after_two_epochs(s["memory"], n)] * 2 for n in s["n_experts"]])
+    y = np.array([[_bytes_after_two_epochs(s["memory"], n, s.get("learner", "memory_bounded"))] * 2
+                  for n in s["n_experts"]])
     return sim.Measurement(x=x, y=y, xlabel="experts n", ylabel="state bytes per replication")
 
 
@@ -94,12 +103,15 @@ def _attack(s, learner, seed):
                            info={"attack_hits_final": float(r.mean("hits")[-1]), "wall_time": r.wall_time})
 
 
+_POOL_LEARNERS = {"memory_bounded": memory_bounded, "memory_adaptive": memory_adaptive}
+
+
 def attack_oblivious(s, backend, seed):
-    return _attack(s, memory_bounded, seed)
+    return _attack(s, _POOL_LEARNERS[s.get("learner", "memory_bounded")], seed)  # or the other pool learner
 
 
 def attack_adaptive(s, backend, seed):
-    return _attack(s, memory_adaptive, seed)
+    return _attack(s, _POOL_LEARNERS[s.get("learner", "memory_adaptive")], seed)
 
 
 EXPERIMENTS = [

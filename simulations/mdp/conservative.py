@@ -12,7 +12,9 @@ regret grows at most like :math:`\\sqrt K`, and that the mass of baseline play
 logarithmically in :math:`K`.  With a baseline learned from offline episodes
 (behaviour cloning and the lower end of a Hoeffding interval on its value)
 StepMix still never falls below the true baseline's level.  The
-unconstrained UCBVI regret is drawn alongside in the full runs.
+unconstrained UCBVI regret is drawn alongside in the full runs.  StepMix and
+EpsMix attain the :math:`\\sqrt K` rate on the lower-bound construction (a gap
+:math:`c/\\sqrt K` between the actions, rebuilt for each :math:`K`).
 """
 
 import functools
@@ -31,7 +33,8 @@ def _instance(s):
 def _learner(rule, s):
     n_t = s["n_episodes"] * s["horizon"]
     scale = 1.0 / (7.0 * math.log(5.0 * s["n_states"] * s["n_actions"] * n_t / 0.1))  # bonus H / sqrt(n)
-    kw = dict(delta=0.1, bonus="hoeffding", bonus_scale=scale, stationary=True)
+    kw = dict(delta=0.1, bonus="hoeffding", bonus_scale=scale, stationary=True,
+              pessimism_scale=s.get("pessimism_scale", 1.0))
     if rule in ("stepmix", "epsmix"):
         return getattr(mdp, rule)(**kw)
     return mdp.conservative_ucbvi(rule, **kw)
@@ -84,13 +87,13 @@ def _run_learned(items, seed, backend):
     learned = mdp.learned_baseline(known.model, behaviour, s["n_offline"], delta=0.05, seed=seed + 1)
     v_b = float(known.baseline.value)
     env = mdp.conservative(known.model, learned, alpha=s["alpha"], baseline_value=v_b)
-    res = sim.run(_learner("stepmix", s), env, horizon=s["n_episodes"], n_reps=s["n_reps"], seed=seed,
-                  backend=backend, checkpoints=_checkpoints(s))
+    res = sim.run(_learner(s.get("rule", "stepmix"), s), env, horizon=s["n_episodes"], n_reps=s["n_reps"],
+                  seed=seed, backend=backend, checkpoints=_checkpoints(s))
     return res, learned, v_b
 
 
 def learned_baseline_free(s, backend, seed):
-    items = tuple(sorted((k, v) for k, v in s.items() if k != "rule"))
+    items = tuple(sorted(s.items()))
     res, learned, v_b = _run_learned(items, seed, backend)
     covered = bool(learned.value <= v_b <= learned.reference)
     if not covered:
@@ -122,12 +125,48 @@ def conservative_mass(s, backend, seed):
     return _measure(s, seed, backend, "mass")
 
 
+def _two_point(gap, n_actions, horizon):
+    """The lower-bound construction of the UCBVI simulation: the last action reaches the rewarding state
+    with probability 1/2 + ``gap``, the others with 1/2; state 1 pays 1 and state 2 pays 0 at every stage."""
+    p = np.zeros((3, n_actions, 3))
+    p[0, :, 1:] = 0.5
+    p[0, -1] += (0.0, gap, -gap)
+    p[1, :, 1] = p[2, :, 2] = 1.0
+    r = np.zeros((3, n_actions))
+    r[1] = 1.0
+    return mdp.FiniteHorizonMDP.stationary(p, r, horizon)
+
+
+def minimax_regret(s, backend, seed):
+    """Regret of the episodes K/5 .. K on the two-point construction with gap c / sqrt(K), uniform baseline."""
+    ks = np.asarray(s["episodes"], dtype=np.int64)
+    y = []
+    for k in ks:
+        m = _two_point(s["gap_constant"] / math.sqrt(k), s["n_actions"], s["horizon"])
+        uniform = np.full((m.horizon, m.n_states, m.n_actions), 1.0 / m.n_actions)
+        env = mdp.conservative(m, mdp.known_baseline(m, uniform), alpha=s["alpha"])
+        res = sim.run(_learner(s["rule"], dict(s, n_episodes=int(k), n_states=3)), env, horizon=int(k),
+                      n_reps=s["n_reps"], seed=seed, backend=backend, checkpoints=np.array([k // 5, k]))
+        y.append(res.metric("regret")[1] - res.metric("regret")[0])
+    x = ks.astype(float)
+    y = np.stack(y)
+    worst = 0.8 * s["gap_constant"] * np.sqrt(x) * (s["horizon"] - 1)  # every episode with a wrong action
+    return sim.Measurement(x=x, y=y, xlabel="episodes K (gap c / sqrt(K))",
+                           ylabel="expected regret of episodes K/5 .. K",
+                           curves={"(H - 1) eps_K (0.8 K) (always wrong)": (x, worst),
+                                   "the same times 1 - 1/A (uniform play)": (x, worst * (1.0 - 1.0 / s["n_actions"]))},
+                           info={"fraction_of_wrong_episodes": (y.mean(axis=1) / worst).tolist()})
+
+
 _SIZE = dict(n_states=3, n_actions=2, branching=3, horizon=3, instance_seed=2, alpha=0.3)
 _STEP_Q = dict(_SIZE, rule="stepmix", n_episodes=10_000, n_reps=32)
 _STEP_F = dict(_SIZE, rule="stepmix", n_episodes=100_000, n_reps=64, reference=True)
 _EPS_Q = dict(_SIZE, rule="epsmix", n_episodes=3_000, n_reps=32)
 _EPS_F = dict(_SIZE, rule="epsmix", n_episodes=30_000, n_reps=64, reference=True)
 _CUM_Q = dict(_SIZE, rule="cumulative", n_episodes=3_000, n_reps=32)
+_MINIMAX_Q = dict(rule="epsmix", n_actions=4, horizon=3, alpha=0.3, gap_constant=0.1,
+                  episodes=(125, 250, 500, 1000), n_reps=16)
+_MINIMAX_F = dict(_MINIMAX_Q, episodes=(1000, 3000, 10_000, 30_000), n_reps=64)
 _CUM_F = dict(_SIZE, rule="cumulative", n_episodes=30_000, n_reps=64, reference=True)
 
 EXPERIMENTS = [
@@ -147,6 +186,12 @@ EXPERIMENTS = [
                    quick=dict(_SIZE, n_episodes=3_000, n_reps=32, n_offline=2000),
                    full=dict(_SIZE, n_episodes=30_000, n_reps=64, n_offline=2000),
                    title="StepMix with a baseline learned offline: no violation in >= 1 - delta of runs"),
+    sim.Experiment("mdp.stepmix-minimax-regret-vs-K", minimax_regret,
+                   quick=dict(_MINIMAX_Q, rule="stepmix", alpha=0.9, episodes=(250, 500, 1000, 2000)),
+                   full=dict(_MINIMAX_F, rule="stepmix", alpha=0.9, episodes=(1000, 2000, 5000, 10_000)),
+                   title="StepMix on the lower-bound construction: expected regret ∝ sqrt K"),
+    sim.Experiment("mdp.epsmix-minimax-regret-vs-K", minimax_regret, quick=_MINIMAX_Q, full=_MINIMAX_F,
+                   title="EpsMix on the lower-bound construction: expected regret ∝ sqrt K"),
     sim.Experiment("mdp.cumulative-zero-violations", cumulative_free, quick=_CUM_Q, full=_CUM_F,
                    title="Cumulative constraint: no violation in >= 1 - delta of runs"),
 ]

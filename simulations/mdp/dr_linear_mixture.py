@@ -61,7 +61,8 @@ def make_vs_rectangular(divergence):
     def measure(s, backend, seed):
         m = _instance(s, seed)
         radii = np.array(s["radii"], dtype=float)
-        mix = _solve_grid(m, radii, divergence, s["epsilon"]).values  # (k, n_mdps, S)
+        # setting mixture_radius_factor: the weight ball's radius relative to the kernel ball's (1: the claim)
+        mix = _solve_grid(m, radii * s.get("mixture_radius_factor", 1.0), divergence, s["epsilon"]).values
         p = np.broadcast_to(m.transitions, (radii.size, *m.transitions.shape))
         r = np.broadcast_to(m.rewards, p.shape[:-1])
         rect = mdp.robust_value_iteration(p, r, m.gamma, radius=radii[:, None, None, None], divergence=divergence,
@@ -89,7 +90,10 @@ def _offline_runs(s, seed):
     best = mdp.mixture_robust_backward_induction(m.features, m.theta, r, **kw).values[0].mean()
     bound, sub, pess = [], [], []
     for n in ns:
-        res = learner(m.features, r, data.head(int(n)), **kw)
+        # settings beta_scale (penalty multiplier) and learner_radius_factor (radius the learner plans with,
+        # relative to the true radius) make the learner wrong for the mutation checks; 1 is the sound learner
+        res = learner(m.features, r, data.head(int(n)), beta_scale=s.get("beta_scale", 1.0),
+                      radius=s["radius"] * s.get("learner_radius_factor", 1.0), divergence=s["divergence"])
         own = mdp.mixture_robust_backward_induction(m.features, m.theta, r, policy=res.policy, **kw)
         v_own = own.values[:, 0].mean(axis=-1)
         v_hat = res.values[:, 0].mean(axis=-1)

@@ -12,7 +12,8 @@ falls like :math:`K^{-1/2}`, does not grow with the horizon :math:`H` at a
 fixed :math:`K`, and, on the hard linear-mixture instance of Zhou, Gu &
 Szepesvári (2021) with its gap set from :math:`K`, grows at most (and
 nearly) linearly in :math:`d` (a sample complexity of
-:math:`O(d^2 \\varepsilon^{-2})` episodes).  The self-normalised confidence
+:math:`O(d^2 \\varepsilon^{-2})` episodes); on that instance it is also flat
+in :math:`H`, as the horizon-free lower bound says it must be.  The self-normalised confidence
 set holds the true weight at every checkpoint in at least :math:`1 - \\delta`
 of the runs.  The explorer's own certificate is plotted: it is valid but
 loose, and it grows with :math:`H`, unlike the horizon-free bound of the paper.
@@ -27,7 +28,7 @@ from expertlab import mdp, sim
 _INSTANCE = dict(n_states=3, n_actions=2, branching=2, seed=1)
 
 
-def _explore(m, n_episodes, n_reps, seed, checkpoints):
+def _explore(m, n_episodes, n_reps, seed, checkpoints, beta_scale=1.0, ridge=1.0):
     """Explore ``m`` and read the metrics of the model fitted on ``checkpoints`` episodes.
 
     The environment evaluates the estimate the explorer hands over with each episode's policy, which
@@ -37,21 +38,24 @@ def _explore(m, n_episodes, n_reps, seed, checkpoints):
     fh = m.to_finite_horizon()
     env = mdp.RewardFreeMixture(m, rewards=mdp.reward_battery(fh.n_states, fh.n_actions, fh.horizon, seed=seed))
     ck = np.asarray(checkpoints, dtype=np.int64)
-    res = sim.run(mdp.reward_free_ttr(delta=0.1), env, n_episodes + 1, n_reps, seed=seed, checkpoints=ck + 1)
+    res = sim.run(mdp.reward_free_ttr(delta=0.1, beta_scale=beta_scale, ridge=ridge), env, n_episodes + 1, n_reps,
+                  seed=seed, checkpoints=ck + 1)
     return env, res, ck.astype(float)
 
 
 @functools.lru_cache(maxsize=32)
-def _run(dim, horizon, n_episodes, n_reps, seed, final_only=False):
+def _run(dim, horizon, n_episodes, n_reps, seed, final_only=False, beta_scale=1.0, ridge=1.0):
     lm = mdp.instances.random_linear_mixture(dim=dim, **_INSTANCE)
     s, a = _INSTANCE["n_states"], _INSTANCE["n_actions"]
     m = mdp.EpisodicLinearMixture(np.asarray(lm.features), np.asarray(lm.theta), np.zeros((horizon, s, a)))
     ck = [n_episodes] if final_only else np.unique(np.geomspace(10, n_episodes, 12).round().astype(np.int64))
-    return _explore(m, n_episodes, n_reps, seed, ck)
+    return _explore(m, n_episodes, n_reps, seed, ck, beta_scale, ridge)
 
 
 def versus_k(s, backend, seed):
-    env, res, x = _run(s["dim"], s["horizon"], s["n_episodes"], s["n_reps"], seed)
+    # settings beta_scale and ridge: the explorer's radius multiplier and ridge (mutation checks)
+    env, res, x = _run(s["dim"], s["horizon"], s["n_episodes"], s["n_reps"], seed, beta_scale=s.get("beta_scale", 1.0),
+                       ridge=s.get("ridge", 1.0))
     err = res.metrics["value_error"]
     e = err.mean(axis=1)
     return sim.Measurement(x=x, y=err, xlabel="exploration episodes K",
@@ -64,19 +68,28 @@ def versus_k(s, backend, seed):
 
 
 @functools.lru_cache(maxsize=16)
-def _run_hard(n_coords, horizon, n_episodes, n_reps, seed):
+def _run_hard(n_coords, horizon, n_episodes, n_reps, seed, beta_scale=1.0, ridge=1.0):
     m = mdp.instances.hard_linear_mixture(n_coords, horizon, n_episodes=n_episodes)
-    return _explore(m, n_episodes, n_reps, seed, [n_episodes])
+    return _explore(m, n_episodes, n_reps, seed, [n_episodes], beta_scale, ridge)
 
 
 def versus(s, backend, seed, what):
+    """Final value error against the horizon (``what="horizon"``) or the dimension (``"dim"``).
+
+    Setting ``instance``: ``"random"`` (default for the horizon) or ``"hard"`` (always for the dimension:
+    ``hard_linear_mixture`` with ``n_coords`` coordinates and its gap set from the number of episodes).
+    """
     values = s["horizons"] if what == "horizon" else [2 * m for m in s["n_coords"]]
+    hard = what == "dim" or s.get("instance") == "hard"
+    explorer = dict(beta_scale=s.get("beta_scale", 1.0), ridge=s.get("ridge", 1.0))  # mutation settings
     ys, certs, subs = [], [], []
     for v in values:
-        if what == "horizon":
-            _, res, _ = _run(s["dim"], v, s["n_episodes"], s["n_reps"], seed, final_only=True)
+        if what == "horizon" and not hard:
+            _, res, _ = _run(s["dim"], v, s["n_episodes"], s["n_reps"], seed, final_only=True, **explorer)
+        elif what == "horizon":
+            _, res, _ = _run_hard(s["n_coords"], v, s["n_episodes"], s["n_reps"], seed, **explorer)
         else:
-            _, res, _ = _run_hard(v // 2, s["horizon"], s["n_episodes"], s["n_reps"], seed)
+            _, res, _ = _run_hard(v // 2, s["horizon"], s["n_episodes"], s["n_reps"], seed, **explorer)
         ys.append(res.metrics["value_error"][-1])
         certs.append(res.metrics["certificate"][-1].mean())
         subs.append(res.metrics["suboptimality"][-1].mean())
@@ -91,7 +104,7 @@ def versus(s, backend, seed, what):
 
 
 def coverage(s, backend, seed):
-    _, res, x = _run(s["dim"], s["horizon"], s["n_episodes"], s["n_reps"], seed)
+    _, res, x = _run(s["dim"], s["horizon"], s["n_episodes"], s["n_reps"], seed, beta_scale=s.get("beta_scale", 1.0))
     ratio = res.metrics["confidence_ratio"]
     inside = np.all(ratio <= 1.0, axis=0).astype(float)
     return sim.Measurement(x=x[-1:], y=inside[None], xlabel="exploration episodes K",
@@ -113,6 +126,14 @@ EXPERIMENTS = [
                    quick=dict(n_coords=[1, 2, 3, 4], horizon=5, n_episodes=1000, n_reps=64),
                    full=dict(n_coords=[1, 2, 3, 4, 5, 6], horizon=5, n_episodes=10_000, n_reps=64),
                    title="Reward-free exploration on the hard instance: the value error grows at most linearly in d"),
+    sim.Experiment("mdp.rfe-value-error-vs-d-attained", functools.partial(versus, what="dim"),
+                   quick=dict(n_coords=[1, 2, 3, 4], horizon=5, n_episodes=1000, n_reps=64),
+                   full=dict(n_coords=[1, 2, 3, 4, 5, 6], horizon=5, n_episodes=10_000, n_reps=64),
+                   title="Reward-free exploration on the hard instance: the value error grows like d"),
+    sim.Experiment("mdp.rfe-value-error-vs-H-flat", functools.partial(versus, what="horizon"),
+                   quick=dict(instance="hard", n_coords=2, horizons=[4, 8, 16], n_episodes=1000, n_reps=32),
+                   full=dict(instance="hard", n_coords=2, horizons=[4, 8, 16, 32], n_episodes=3000, n_reps=64),
+                   title="Reward-free exploration on the hard instance: the value error is flat in H"),
     sim.Experiment("mdp.rfe-confidence-coverage", coverage,
                    quick=dict(dim=4, horizon=4, n_episodes=2000, n_reps=64),
                    full=dict(dim=4, horizon=4, n_episodes=20_000, n_reps=64),

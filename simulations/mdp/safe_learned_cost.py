@@ -44,7 +44,7 @@ def _indicator(s, backend, seed, pessimistic):
 
 
 def regret_vs_gap(s, backend, seed):
-    runs = [_run(g, True, s["n_episodes"], s["n_reps"], seed) for g in s["gaps"]]
+    runs = [_run(g, s.get("pessimistic", True), s["n_episodes"], s["n_reps"], seed) for g in s["gaps"]]
     x = np.array(s["gaps"], dtype=float)
     y = np.stack([r.metrics["regret"][-1] for r in runs])
     # the regret must have stopped growing: every run certified before the last fifth of the episodes

@@ -30,8 +30,8 @@ def _budgets(s):
 def moe_recovers(s, backend, seed):
     ns, ys, mean_ov, mean_acc, oracle = _budgets(s), [], [], [], []
     for n in ns:
-        res = train_cluster_moe(s["dim"], n, balance=s["balance"], n_reps=s["n_reps"],
-                                seed=np.random.SeedSequence([seed, 61]))
+        res = train_cluster_moe(s["dim"], n, balance=s["balance"], router_lr=s.get("router_lr", 4.0),
+                                n_reps=s["n_reps"], seed=np.random.SeedSequence([seed, 61]))
         ys.append(((res.min_overlap > s["threshold"]) & (res.router_accuracy > s["accuracy"])).astype(float))
         mean_ov.append(res.min_overlap.mean())
         mean_acc.append(res.router_accuracy.mean())
@@ -49,9 +49,14 @@ def moe_recovers(s, backend, seed):
 
 
 def single_misses(s, backend, seed):
+    """Indicators that the best neuron misses w; ``s["learner"] = "moe"`` puts the MoE in the network's place."""
     ns, ys, mean_ov = _budgets(s), [], []
     for n in ns:
-        res = train_single_network(s["dim"], n, n_reps=s["n_reps"], seed=np.random.SeedSequence([seed, 61]))
+        if s.get("learner", "single") == "moe":
+            res = train_cluster_moe(s["dim"], n, balance=_MOE["balance"], n_reps=s["n_reps"],
+                                    seed=np.random.SeedSequence([seed, 61]))
+        else:
+            res = train_single_network(s["dim"], n, n_reps=s["n_reps"], seed=np.random.SeedSequence([seed, 61]))
         ys.append((res.min_overlap < s["threshold"]).astype(float))
         mean_ov.append(res.min_overlap.mean())
     x = np.array(ns, dtype=float)

@@ -36,7 +36,8 @@ def d1_vs_n(s, backend, seed):
         t = truth(s["n_reps"])
         X, y, _ = sample_softmax_moe(n, t, seed=np.random.SeedSequence([seed, n]))
         init = perturbed(t, s["init_scale"], np.random.default_rng(np.random.SeedSequence([seed, n, 1])))
-        res = fit_softmax_moe(X, y, 2, init=init, tol=s["tol"], max_iter=s["max_iter"], batched=True)
+        frozen = None if s.get("frozen") is None else np.asarray(s["frozen"], dtype=bool)   # experts kept at init
+        res = fit_softmax_moe(X, y, 2, init=init, frozen=frozen, tol=s["tol"], max_iter=s["max_iter"], batched=True)
         ys.append(voronoi_loss_exact(res.params, t))
     return sim.Measurement(x=np.array(s["sizes"], dtype=float), y=np.stack(ys), xlabel="sample size n",
                            ylabel="Voronoi loss D1")

@@ -413,3 +413,100 @@ def test_bad_input_errors():
         sim.run(alf_lb(), _ENV, horizon=2, n_reps=1, backend="opencl")
     with pytest.raises(ValueError, match="bias"):
         _ENV.step(None, np.zeros((2, 3)), 0, np.zeros(2, np.uint64))
+
+
+# --------------------------------------------------------------------------
+# the compiled online path skips the scores that cannot enter a top list: the same numbers as without
+
+
+def _token_reference():
+    from numba import njit
+
+    from expertlab.balance._alf_lb import _topk_insert
+    from expertlab.balance.generators import score_at
+
+    @njit
+    def ref(gparams, e, key, it, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi):
+        # every score by score_at, then the top lists of s + b and s + bstar by _topk_insert
+        v = np.empty(e)
+        s = np.empty(e)
+        for i in range(e):
+            s[i] = score_at(gparams, e, key, it, n, i)
+            v[i] = s[i] + b[i]
+        _topk_insert(v, e, k, topv, topi)
+        if comp_mode > 0:
+            for i in range(e):
+                v[i] = s[i] + bstar[i]
+            _topk_insert(v, e, k, ctopv, ctopi)
+
+    return ref
+
+
+def _generators():
+    m8 = np.linspace(-1.0, 1.0, 8)
+    yield iid_plus_offset(m8, 1.0)
+    yield iid_plus_offset(np.linspace(-1.0, 1.0, 64), 1.0)
+    yield iid_plus_offset(np.array([3.0, -2.0, 0.5]), 0.01)
+    yield drifting(m8, np.linspace(0.02, -0.02, 8), mode="sine", period=7.0)
+    yield drifting(m8, np.linspace(-0.01, 0.01, 8), 2.0, mode="linear")
+    # sigma = 0: every score is its mean, so the lists are decided by ties (lowest index first)
+    yield generators.ScoreGenerator("iid_plus_offset", 6, np.r_[0.0, 0.0, 1.0, [0.5, 0.5, 0.0, 0.5, 0.0, 0.5],
+                                                                np.zeros(6)])
+
+
+@pytest.mark.parametrize("k", [1, 2, 6])
+def test_pruned_score_generation_gives_the_top_lists_of_every_score(k):
+    from numba import njit
+
+    from expertlab._random import rep_key, round_key
+    from expertlab.balance._alf_lb import _route_token_gen
+
+    ref = _token_reference()
+    route = njit(_route_token_gen)  # a register_jitable function, compiled as the kernel compiles it
+    rng = np.random.default_rng(5)
+    n_cases = 0
+    for gen in _generators():
+        e = gen.n_experts
+        if k > e:
+            continue
+        means = gen.params[3:3 + e]
+        # biases: the optimum -m, none, a wide random spread (most scores skipped), and ties built in
+        for b in (-means, np.zeros(e), rng.normal(scale=3.0, size=e), np.round(rng.normal(size=e), 1)):
+            bstar = -means
+            for it in (0, 3, 41):
+                with np.errstate(over="ignore"):  # uint64 hashing wraps by design
+                    key = round_key(rep_key(np.uint64(9), np.uint64(it % 2)), np.uint64(it))
+                for comp in (0, 1):
+                    want = [np.zeros(k), np.zeros(k, np.int64), np.zeros(k), np.zeros(k, np.int64)]
+                    got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64)]
+                    plain = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64)]
+                    for n in range(40):
+                        ref(gen.params, e, key, it, n, k, b, bstar, comp, *want)
+                        route(gen.params, e, key, it, n, k, b, bstar, comp, True, *got)
+                        route(gen.params, e, key, it, n, k, b, bstar, comp, False, *plain)
+                        for out in (got, plain):
+                            assert np.array_equal(out[0], want[0]) and np.array_equal(out[1], want[1])
+                            if comp:
+                                assert np.array_equal(out[2][:k], want[2]) and np.array_equal(out[3], want[3])
+                        n_cases += 1
+    assert n_cases >= 5 * 4 * 3 * 2 * 40
+
+
+@pytest.mark.parametrize("rule,step", [("sign", 0.02), ("decaying", 1.0)])
+@pytest.mark.parametrize("drift", [False, True])
+def test_pruned_kernel_equals_the_unpruned_kernel_bit_for_bit(monkeypatch, rule, step, drift):
+    from expertlab.balance import _alf_lb
+
+    means = np.linspace(-1.0, 1.0, 16)
+    g = drifting(means, np.linspace(0.01, -0.01, 16), mode="sine", period=20.0) if drift else iid_plus_offset(means)
+    env = routing(g, n_tokens=200, k=3)
+    run = dict(horizon=25, n_reps=3, seed=4, backend="numba", checkpoints=_every(25))
+    a = sim.run(alf_lb(step=step, rule=rule), env, **run)
+    monkeypatch.setattr(_alf_lb, "_PRUNE", False)
+    b = sim.run(alf_lb(step=step, rule=rule), env, **run)
+    assert set(a.metrics) == set(b.metrics) == {"maxvio", "global_maxvio", "dual", "regret", "bias_error"}
+    for name in a.metrics:
+        np.testing.assert_array_equal(a.metrics[name], b.metrics[name], err_msg=name)
+    for name in ("bias", "loads", "cumulative_loads"):
+        np.testing.assert_array_equal(a.final[name], b.final[name], err_msg=name)
+    assert np.ptp(a.final["bias"]) > 0  # the bias moved, so later batches were routed on other biases

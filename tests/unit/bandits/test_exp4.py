@@ -91,6 +91,23 @@ def test_regret_is_below_the_bound_and_the_best_expert_wins():
     assert late.mean() > 0.5
 
 
+def test_the_two_regrets_differ_by_the_oracle_s_edge_where_the_best_expert_is_not_the_oracle():
+    # On contextual_policies the optimal policy is both the best expert and the region-wise oracle, so the two
+    # regrets coincide there; here they must not.  Expert 0 (arm 0 everywhere) is the best single expert
+    # (mean (0.9 + 0.4) / 2 against (0.1 + 0.6) / 2), but in context 1 expert 1's arm pays 0.6 against 0.4:
+    # regret - best_expert_regret = 0.2 * (rounds in context 1), whatever the learner pulls.
+    inst = AdviceInstance("two-contexts", np.array([[0.9, 0.1], [0.4, 0.6]]), np.array([[0, 0], [1, 1]]))
+    T = 400
+    for backend in ("numpy", "numba"):
+        res = sim.run(exp4(), inst, horizon=T, n_reps=6, seed=1, backend=backend, checkpoints=[T],
+                      metrics=["regret", "best_expert_regret", "expected_regret", "expected_best_expert_regret"])
+        rounds = (res.metric("regret")[-1] - res.metric("best_expert_regret")[-1]) / 0.2
+        np.testing.assert_allclose(rounds, np.round(rounds), atol=1e-9)
+        assert np.all((rounds > 0.3 * T) & (rounds < 0.7 * T)), rounds  # about T / 2 rounds in context 1
+        np.testing.assert_allclose(res.metric("expected_regret")[-1] - res.metric("expected_best_expert_regret")[-1],
+                                   0.2 * rounds, atol=1e-9)
+
+
 def test_eta_is_tuned_to_the_run():
     inst = contextual_policies(4, 3, 16)
     spec = dataclasses.replace(inst.spec, horizon=5000)

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from expertlab.mdp import policy_iteration
-from expertlab.mdp.instances import INSTANCES, forest, garnet, gridworld, random_linear_mixture, river_swim
+from expertlab.mdp.instances import (INSTANCES, forest, garnet, greedy_trap_mixture, gridworld, random_linear_mixture,
+                                    river_swim)
 
 
 def test_garnet_structure_and_seeding():
@@ -55,3 +56,30 @@ def test_random_linear_mixture():
 def test_registry():
     assert set(INSTANCES) == {"gridworld", "river_swim", "garnet", "forest", "random_linear_mixture",
                               "hard_linear_mixture"}
+
+
+def test_greedy_trap_mixture_structure_and_values():
+    m = greedy_trap_mixture(0.9, 0.3, gamma=0.75)
+    phi = m.features
+    assert phi.shape == (2, 3, 2, 3)
+    np.testing.assert_allclose(phi.sum(axis=-1), 1.0)
+    differ = np.argwhere(np.any(phi[0] != phi[1], axis=-1))
+    assert differ.tolist() == [[0, 1]]  # the kernels disagree only on moving from the start
+    np.testing.assert_allclose(m.transitions[0, 1], [0.0, 0.9, 0.1])
+    np.testing.assert_allclose(m.transitions[1:, :, 0], 1.0)  # states 1 and 2 return to the start
+    # moving forever from 0 is worth gamma p / (1 - gamma^2), staying r0 / (1 - gamma)
+    move, stay = 0.75 * 0.9 / (1 - 0.75 ** 2), 0.3 / 0.25
+    assert move > stay
+    sol = policy_iteration(m.to_tabular())
+    assert sol.values[0] == pytest.approx(move) and sol.policy[0] == 1
+    # under theta = (1/2, 1/2), the estimate a learner that only stays converges to, staying is better
+    half = policy_iteration(greedy_trap_mixture(0.5, 0.3, gamma=0.75).to_tabular())
+    assert half.values[0] == pytest.approx(stay) and half.policy[0] == 0
+
+
+@pytest.mark.parametrize("kwargs, name", [({"p_good": 0.0}, "p_good"), ({"p_good": 1.0}, "p_good"),
+                                          ({"stay_reward": 1.5}, "stay_reward"), ({"gamma": 1.0}, "gamma"),
+                                          ({"gamma": -0.1}, "gamma")])
+def test_greedy_trap_mixture_names_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        greedy_trap_mixture(**kwargs)

@@ -135,6 +135,52 @@ def test_replication_alone_equals_replication_in_batch():
     assert one.n_iter == res.n_iter[1]
 
 
+@pytest.mark.parametrize("link, density", [("tanh", "laplace"), ("sigmoid", "gaussian"), ("gelu", "student_t"),
+                                           ("linear", "gaussian")])
+def test_compiled_engine_runs_the_same_em_as_the_array_path(link, density):
+    """NumPy inputs run the compiled kernel by default; other namespaces the array path.  Same steps, same iterates."""
+    truth, e = setting(n_reps=4, density=density)
+    e = FrozenExpert(e.eta0, 1e-2, density)
+    X, y, _ = sample_contaminated_moe(600, truth, e, link=link, seed=7)
+    init = perturbed_truth(truth, scale=0.3, seed=8)
+
+    def fit(engine, gate_steps=2):
+        return fit_contaminated_moe(X, y, e, link=link, init=init, max_iter=60, tol=1e-10, gate_steps=gate_steps,
+                                    prompt_steps=2, batched=True, engine=engine)
+
+    ref, got = fit("array"), fit("compiled")
+    np.testing.assert_array_equal(got.n_iter, ref.n_iter)
+    np.testing.assert_array_equal(got.converged, ref.converged)
+    np.testing.assert_allclose(got.loglik_path, ref.loglik_path, rtol=1e-9, atol=1e-12)
+    for field in ("beta", "tau", "eta", "nu"):
+        np.testing.assert_allclose(getattr(got.params, field), getattr(ref.params, field), rtol=1e-7, atol=1e-10)
+        np.testing.assert_array_equal(getattr(fit("auto").params, field), getattr(got.params, field))
+    # the wrong variant this rejects: one Newton step fewer on the gate changes the likelihood path far
+    # beyond the tolerance above (both reach the same maximum in the end)
+    other = fit("compiled", gate_steps=1)
+    assert np.max(np.abs(other.loglik_path[:, 1] - ref.loglik_path[:, 1])) > 1e-6
+
+
+def test_compiled_engine_needs_numpy_and_engine_is_checked():
+    import array_api_strict as xps
+
+    truth, e = setting(n_reps=2)
+    X, y, _ = sample_contaminated_moe(50, truth, e, seed=1)
+    with pytest.raises(ValueError, match="engine"):
+        fit_contaminated_moe(xps.asarray(X), xps.asarray(y), e, init=truth, batched=True, engine="compiled")
+    with pytest.raises(ValueError, match="engine"):
+        fit_contaminated_moe(X, y, e, init=truth, batched=True, engine="numba")
+
+
+def test_compiled_engine_stops_at_max_iter_and_reports_no_convergence():
+    truth, e = setting(n_reps=2)
+    X, y, _ = sample_contaminated_moe(300, truth, e, seed=9)
+    res = fit_contaminated_moe(X, y, e, init="perturbed_truth", truth=truth, tol=0.0, max_iter=3, batched=True)
+    assert res.n_iter.tolist() == [3, 3] and not res.converged.any()
+    assert res.loglik_path.shape == (2, 3) and np.isfinite(res.loglik_path).all()
+    assert "did not converge" in res.message
+
+
 def test_random_init_is_seeded_and_runs():
     truth, e = setting(n_reps=2)
     X, y, _ = sample_contaminated_moe(300, truth, e, seed=0)

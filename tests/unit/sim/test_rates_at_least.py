@@ -88,6 +88,24 @@ def test_power_at_most_reads_a_logarithm_as_exponent_at_most_zero_and_a_line_as_
     assert not check_rate(_power_claim(0.0), x, x[:, None] * noise).passed  # linear growth
 
 
+def test_power_at_least_passes_at_or_below_the_exponent_and_fails_above():
+    rng = np.random.default_rng(4)
+    x = np.array([2.0, 4.0, 8.0, 16.0])
+    y = x[:, None] * rng.uniform(0.5, 1.5, size=(1, 300))  # exact exponent 1 in every column
+
+    def claim(predicted, tolerance=0.0):
+        return RateClaim("test.at-least-power", "regret", "d", "power_at_least", predicted, tolerance, source="test")
+
+    assert check_rate(claim(1.0), x, y).passed
+    assert check_rate(claim(0.5), x, y).passed
+    chk = check_rate(claim(1.3), x, y)
+    assert not chk.passed and chk.fitted == pytest.approx(1.0, abs=1e-12)
+    assert check_rate(claim(1.3, tolerance=0.3 + 1e-9), x, y).passed
+    assert math.isnan(chk.slack)     # a lower bound has no companion rule
+    # the upper-bound law reads the same data the other way round
+    assert not check_rate(_power_claim(0.5), x, y).passed
+
+
 def test_slack_is_the_room_under_an_upper_bound_and_nan_for_other_laws():
     rng = np.random.default_rng(3)
     x = np.array([10.0, 100.0, 1000.0, 10000.0])
