@@ -20,11 +20,12 @@ def reward_vs_rho(s, backend, seed):
     env = random_bipartite(s["n_offline"], s["n_online"], s["edge_prob"])
     rhos = np.array(s["rho"], dtype=float)
     B = s["budget"]
+    scale = s.get("rho_scale", 1.0)  # the rho LOMAR's switching test uses, relative to the rho checked
     slack, curves = [], {}
     for prop in s["proposers"]:
         ratios = []
         for rho in rhos:
-            r = sim.run(lomar(rho, budget=B, proposer=prop), env, horizon=env.n_online, n_reps=s["n_reps"],
+            r = sim.run(lomar(rho * scale, budget=B, proposer=prop), env, horizon=env.n_online, n_reps=s["n_reps"],
                         seed=seed, backend=backend, checkpoints=[env.n_online])
             R, RE = r.metrics["reward"][-1], r.metrics["expert_reward"][-1]
             ratios.append((R / RE).mean())
