@@ -213,12 +213,14 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
 
     def init(spec, n_reps, keys=None, xp=np):
         n_reps, n_experts = check_init(n_reps, spec)
-        z = xp.zeros((n_reps, n_experts))
+        z = xp.zeros((n_reps, n_experts), dtype=xp.float32 if getattr(spec, "dtype", None) == "float32" else
+                     xp.float64)
         return HedgeState(t=xp.zeros(n_reps, dtype=xp.int64), regret=z, base=xp.zeros_like(z))
 
     def act(state, awake=None, key=None):
         xp = get_namespace(state.regret)
         e = eta_vector(mode_name, eta, horizon, state.t, state.regret.shape[1], xp)[:, None]
+        e = xp.astype(e, state.regret.dtype)  # float32 state stays float32
         return masked_softmax(e * (state.regret - state.base), awake), state
 
     def update(state, p, feedback, key=None):
@@ -242,5 +244,5 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
         update=_k_update,
     )
     return Learner(name="hedge", feedback="full", init=init, act=act, update=update, params=params,
-                   kernel=kernel)
+                   kernel=kernel, float_dtypes=("float64", "float32"))
 

@@ -350,10 +350,16 @@ def cuda_launch(cuda, kern, n_reps, threads_per_block, head, work, host_outs):
 
 
 def cuda_driver(spec, instance):
-    """Return ``launch(prm, data, seed, rep0, horizon, ckpts, n, outs...)`` running on CUDA.
+    """Return ``launch(prm, data, seed, rep0, horizon, ckpts, n, outs..., dtype="float64")`` running on CUDA.
 
     One thread per replication; work arrays live in global memory.  Under
-    ``NUMBA_ENABLE_CUDASIM=1`` this runs on the CPU simulator.
+    ``NUMBA_ENABLE_CUDASIM=1`` this runs on the CPU simulator.  With
+    ``dtype="float32"`` the learner's work arrays ``S``, ``s``, the played
+    distribution ``p`` and the round's losses ``l`` are float32 (the kernel
+    is specialised for them); the cumulative sums behind the metrics stay
+    float64.  Numba types a float64 literal against a float32 value as
+    float64, so step functions that mix the two compute those expressions in
+    float64 and store the result in float32.
     """
     global _cuda
     from numba import cuda
@@ -376,13 +382,14 @@ def cuda_driver(spec, instance):
                  out_regret, out_sleep, out_track, out_pseudo, out_expert, r)
 
     def launch(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep, out_track, out_pseudo,
-               out_expert, threads_per_block=128):
+               out_expert, threads_per_block=128, dtype="float64"):
         n_reps = out_regret.shape[1]
+        dt = np.dtype(dtype)  # the learner's work arrays, p and the losses; sums over rounds stay float64
         work = (
-            cuda.to_device(np.zeros((n_reps, k_rows, n))),
-            cuda.to_device(np.zeros((n_reps, k_scal + 1))),  # + the mix slot
-            cuda.to_device(np.zeros((n_reps, n))),
-            cuda.to_device(np.zeros((n_reps, n))),
+            cuda.to_device(np.zeros((n_reps, k_rows, n), dtype=dt)),
+            cuda.to_device(np.zeros((n_reps, k_scal + 1), dtype=dt)),  # + the mix slot
+            cuda.to_device(np.zeros((n_reps, n), dtype=dt)),
+            cuda.to_device(np.zeros((n_reps, n), dtype=dt)),
             cuda.to_device(np.ones((n_reps, n), dtype=np.bool_)),
             cuda.to_device(np.zeros((n_reps, n))),
             cuda.to_device(np.zeros((n_reps, n))),

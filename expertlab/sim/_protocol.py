@@ -125,6 +125,11 @@ class EnvSpec:
     info : mapping
         Further quantities the learner may know (e.g. an MDP's sizes and
         known rewards); read as attributes: ``spec.n_states``.
+    dtype : {"float64", "float32"}
+        The floating type the run computes in; filled in by
+        :func:`expertlab.sim.run` (its ``dtype``).  A learner whose
+        ``float_dtypes`` list ``"float32"`` creates its floating state in
+        this type.
     """
 
     feedback: str
@@ -133,6 +138,7 @@ class EnvSpec:
     horizon: int | None = None
     max_horizon: int | None = None
     info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    dtype: str = "float64"
 
     def __post_init__(self):
         _check_name(self.feedback, "feedback")
@@ -146,6 +152,8 @@ class EnvSpec:
         _check_optional_int(self.max_horizon, "max_horizon")
         if not isinstance(self.info, Mapping) or not all(isinstance(k, str) for k in self.info):
             raise TypeError("info must be a mapping with str keys")
+        if self.dtype not in ("float64", "float32"):
+            raise ValueError(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
 
     def __getattr__(self, name):
         info = self.__dict__.get("info", {})
@@ -246,6 +254,11 @@ class Learner(NamedTuple):
         (a rate tuned for another number of arms, a confidence bound that
         needs rewards in [0, 1], a calibration for a shorter horizon).
         :func:`expertlab.sim.run` calls it before any backend runs.
+    float_dtypes : tuple of str
+        The floating types its array code computes in (``spec.dtype``):
+        ``("float64",)`` unless the learner creates its state in
+        ``spec.dtype`` and keeps it there, in which case it lists
+        ``"float32"`` too and ``sim.run(..., dtype="float32")`` accepts it.
     """
 
     name: str
@@ -260,6 +273,7 @@ class Learner(NamedTuple):
     doc: str | None = None
     check_spec: Callable | None = None
     final: Callable | None = None
+    float_dtypes: tuple = ("float64",)
 
     def __repr__(self) -> str:
         return f"{self.name}({', '.join(param_parts(self.params))})"
