@@ -193,9 +193,11 @@ class KernelSpec(NamedTuple):
     round and ``awake`` a boolean mask;
     ``update(prm, S, s, t, loss, awake, p)`` folds the round's losses in.
 
-    The drivers allocate ``s`` with one slot more than ``n_scalars`` and store
-    the round's mixture loss ``<p_t, l_t>`` in ``s[n_scalars]`` before each
-    ``update``; a step function may read it instead of recomputing it.  Step
+    The drivers allocate ``s`` with two slots more than ``n_scalars``: they
+    store the round's mixture loss ``<p_t, l_t>`` in ``s[n_scalars]`` before
+    each ``update`` (a step function may read it instead of recomputing it),
+    and ``1.0`` in ``s[n_scalars + 1]`` when the environment has no awake
+    mask (``0.0`` when it has one).  Step
     functions called every round that allocate nothing should be declared
     ``register_jitable(forceinline=True, _nrt=False)`` (see
     ``expertlab.sim.kernels`` for the vectorisable helpers ``ksum``,
