@@ -41,7 +41,7 @@ DTYPES = ("float64", "float32")
 
 
 def check_dtype(dtype) -> str:
-    """``dtype`` as one of :data:`DTYPES` (``None`` means ``"float64"``).
+    """``dtype`` as ``"float64"`` or ``"float32"`` (``None`` means ``"float64"``).
 
     Accepts the names, ``numpy.float64``/``numpy.float32`` and their
     ``numpy.dtype``; anything else is refused with a :class:`ValueError`
@@ -144,7 +144,7 @@ def register_fast_path(backend: str, name: str, *, supports, metrics, driver,
     driver's arguments and compiles (or loads from the disk cache) what the
     driver will run, so that :func:`run` can leave compile time out of
     ``RunResult.wall_time``; its return value is ignored.  ``dtypes`` lists
-    the floating types the path computes in (:data:`DTYPES`); a path that
+    the floating types the path computes in (``"float64"``, ``"float32"``); a path that
     lists ``"float32"`` receives ``dtype="float32"`` as a keyword argument
     of ``driver`` in a float32 run (a float64 run calls it without).  The
     conformance tests check every path against the array path to 1e-10.
