@@ -5,14 +5,21 @@ On a machine with an NVIDIA GPU (CuPy importable with a device, or
 
 1. runs the ``gpu``-marked tests (``pytest -m gpu tests``), which compare the
    CuPy array path with NumPy for several learners;
-2. times a few throughput rows through :func:`expertlab.sim.run` in float64:
-   Hedge with full information on ``instances.iid_uniform`` and UCB1 on a
-   Bernoulli bandit, with ``backend="numpy"``, ``"cupy"`` and ``"cuda"``, and
-   compares every metric of each GPU run with the NumPy run of the same seed
-   (the engine's counter-based random numbers make them equal up to the last
-   bits of ``exp``/``log``);
+2. times a few throughput rows through :func:`expertlab.sim.run`, each in
+   float64 and in float32 (``dtype="float32"``): Hedge with full information
+   on ``instances.iid_uniform`` and UCB1 on a Bernoulli bandit, with
+   ``backend="numpy"``, ``"cupy"`` and ``"cuda"``.  Every float64 GPU run is
+   compared metric by metric with the float64 NumPy run of the same seed (the
+   engine's counter-based random numbers make them equal up to the last bits
+   of ``exp``/``log``: :data:`RTOL`); every float32 run's mean curves are
+   compared with the float64 NumPy run's (:data:`FLOAT32_RTOL`, the
+   tolerance ``sim.run`` states for float32);
 3. writes one JSON report: the device, the test outcome, the throughput of
-   every backend and its largest relative difference from NumPy.
+   every backend and dtype and its largest relative difference from NumPy.
+
+None of this has run on GPU hardware yet: the CUDA kernels (float64 and
+float32) are tested only under Numba's CUDA simulator, and the CuPy path
+only through ``array_api_strict``.
 
 It stops adding rows after about seven minutes, so it ends within eight.
 Without a GPU it prints one line that starts with ``no GPU:`` and exits 0;
@@ -39,6 +46,9 @@ _BUDGET_S = 480.0
 _ROWS_UNTIL = 420.0
 #: Relative agreement with NumPy that the report calls "equal" (the conformance suites use 1e-10).
 RTOL = 1e-10
+#: Relative agreement of a float32 run's mean curves with the float64 NumPy run's (see ``sim.run``'s ``dtype``).
+FLOAT32_RTOL = 1e-2
+DTYPES = ("float64", "float32")
 
 
 def detect_gpu():
@@ -133,29 +143,36 @@ def time_rows(backends, quick, t_start, seed=7):
     for label, learner, env, n_reps, horizon, width in rows(quick):
         row = {"row": label, "n_reps": n_reps, "horizon": horizon, "backends": {}}
         ref = None
-        for backend in ["numpy"] + backends:
-            if time.perf_counter() - t_start > _ROWS_UNTIL:
-                row["backends"][backend] = {"skipped": "time budget"}
-                continue
-            try:
-                sim.run(learner, env, horizon=min(horizon, 20), n_reps=4, seed=seed, backend=backend,
-                        progress=False)  # compile / warm up
-                t0 = time.perf_counter()
-                res = sim.run(learner, env, horizon=horizon, n_reps=n_reps, seed=seed, backend=backend,
-                              progress=False)
-                sec = time.perf_counter() - t0
-            except Exception as exc:
-                row["backends"][backend] = {"error": f"{type(exc).__name__}: {exc}"}
-                continue
-            entry = {"seconds": round(sec, 4), "backend_used": res.backend,
-                     "updates_per_s": n_reps * horizon * width / sec}
-            if backend == "numpy":
-                ref = res.metrics
-            elif ref is not None:
-                d = max_rel_diff(ref, res.metrics)
-                entry["max_rel_diff_vs_numpy"] = d
-                entry["equal_to_numpy"] = bool(d <= RTOL)
-            row["backends"][backend] = entry
+        for dtype in DTYPES:
+            for backend in ["numpy"] + backends:
+                key = f"{backend}/{dtype}"
+                if time.perf_counter() - t_start > _ROWS_UNTIL:
+                    row["backends"][key] = {"skipped": "time budget"}
+                    continue
+                try:
+                    sim.run(learner, env, horizon=min(horizon, 20), n_reps=4, seed=seed, backend=backend,
+                            progress=False, dtype=dtype)  # compile / warm up
+                    t0 = time.perf_counter()
+                    res = sim.run(learner, env, horizon=horizon, n_reps=n_reps, seed=seed, backend=backend,
+                                  progress=False, dtype=dtype)
+                    sec = time.perf_counter() - t0
+                except Exception as exc:
+                    row["backends"][key] = {"error": f"{type(exc).__name__}: {exc}"}
+                    continue
+                entry = {"seconds": round(sec, 4), "backend_used": res.backend, "dtype": res.dtype,
+                         "updates_per_s": n_reps * horizon * width / sec}
+                if key == "numpy/float64":
+                    ref = res.metrics
+                elif ref is not None and dtype == "float64":
+                    d = max_rel_diff(ref, res.metrics)
+                    entry["max_rel_diff_vs_numpy"] = d
+                    entry["equal_to_numpy"] = bool(d <= RTOL)
+                elif ref is not None:
+                    d = max_rel_diff({k: v.mean(axis=1) for k, v in ref.items()},
+                                     {k: v.mean(axis=1) for k, v in res.metrics.items()})
+                    entry["max_rel_diff_vs_numpy"] = d
+                    entry["equal_to_numpy"] = bool(d <= FLOAT32_RTOL)
+                row["backends"][key] = entry
         out.append(row)
     return out
 
@@ -174,7 +191,7 @@ def main(argv=None):
     backends = (["cupy"] if cupy_ok else []) + (["cuda"] if cuda_ok else [])
     print(f"GPU: {name} (backends: {', '.join(backends)})", flush=True)
     report = {"device": name, "backends": backends, "unusable": reasons, "python": platform.python_version(),
-              "numpy": np.__version__, "rtol": RTOL}
+              "numpy": np.__version__, "rtol": RTOL, "float32_rtol": FLOAT32_RTOL}
     if not args.skip_tests:
         report["gpu_tests"] = run_gpu_tests(timeout_s=max(60.0, _ROWS_UNTIL - 180.0))
         print(f"pytest -m gpu: {report['gpu_tests']['summary']}", flush=True)
@@ -182,10 +199,11 @@ def main(argv=None):
     for row in report["throughput"]:
         for b, e in row["backends"].items():
             if "updates_per_s" in e:
-                eq = "" if b == "numpy" else f"  max rel diff vs numpy {e['max_rel_diff_vs_numpy']:.2e}"
-                print(f"{row['row']:32s} {b:6s} {e['updates_per_s']:12.3e} updates/s{eq}")
+                eq = ("" if b == "numpy/float64"
+                      else f"  max rel diff vs numpy/float64 {e['max_rel_diff_vs_numpy']:.2e}")
+                print(f"{row['row']:32s} {b:14s} {e['updates_per_s']:12.3e} updates/s{eq}")
             else:
-                print(f"{row['row']:32s} {b:6s} {e}")
+                print(f"{row['row']:32s} {b:14s} {e}")
     report["seconds"] = round(time.perf_counter() - t_start, 1)
     with open(args.json, "w") as fh:
         json.dump(report, fh, indent=2)

@@ -72,7 +72,7 @@ def cmd_run(args) -> int:
 
             instance = sleeping(instance, args.awake)
         res = sim.run(learner, instance, horizon=args.horizon, n_reps=args.reps, seed=args.seed,
-                      backend=args.backend)
+                      backend=args.backend, dtype=args.dtype)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise SystemExit(f"error: {exc}") from None
     names = list(res.metrics)
@@ -80,14 +80,16 @@ def cmd_run(args) -> int:
         rec = {
             "learner": res.learner, "learner_params": res.learner_params, "environment": res.environment,
             "environment_params": res.environment_params, "unit": res.unit, "horizon": res.horizon,
-            "n_reps": res.n_reps, "seed": res.seed, "backend": res.backend, "wall_time": res.wall_time,
+            "n_reps": res.n_reps, "seed": res.seed, "backend": res.backend, "dtype": res.dtype,
+            "wall_time": res.wall_time,
             "checkpoints": res.checkpoints.tolist(),
             "metrics": {m: {"mean": res.mean(m).tolist(), "stderr": res.stderr(m).tolist()} for m in names},
         }
         print(json.dumps(rec, indent=2))
         return 0
     print(f"{learner!r} on {instance!r}: {res.horizon} {res.unit}s, {res.n_reps} reps, seed {res.seed}, "
-          f"backend {res.backend}, {res.wall_time:.2f} s ({_rate(res.updates_per_second)} replication-"
+          f"backend {res.backend}" + ("" if res.dtype == "float64" else f" ({res.dtype})")
+          + f", {res.wall_time:.2f} s ({_rate(res.updates_per_second)} replication-"
           f"{res.unit}s/s" + (", compilation included" if res.backend in ("numba", "cuda") else "") + ")")
     # a metric equal to an earlier one in every replication and checkpoint carries no information of its own
     # in this run (e.g. regret and pseudo_regret when the losses are deterministic): one column, and a note
@@ -278,6 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--reps", type=int, default=100)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--backend", default="auto", choices=["auto", "numpy", "numba", "cuda", "cupy"])
+    s.add_argument("--dtype", default="float64", choices=["float64", "float32"],
+                   help="float32: opt-in for GPU speed (array path and CUDA kernels; see sim.run)")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.set_defaults(func=cmd_run)
 

@@ -124,4 +124,4 @@ def thompson_sampling(kind="bernoulli", *, sigma=1.0, prior=(1.0, 1.0)) -> Learn
         return index_init(spec, n_reps, keys, xp)
 
     return Learner(name="thompson_sampling", feedback="bandit", init=init, act=act, update=index_update,
-                   params=params, kernel=kernel, check_spec=check_spec)
+                   params=params, kernel=kernel, check_spec=check_spec, float_dtypes=("float64", "float32"))

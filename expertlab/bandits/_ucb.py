@@ -36,9 +36,20 @@ class IndexState(NamedTuple):
     t: object
 
 
+#: Pull counts are exact in float32 up to this many rounds.
+FLOAT32_MAX_ROUNDS = 2 ** 24
+
+
 def index_init(spec, n_reps, keys=None, xp=np):
     n_reps, n_arms = check_init(n_reps, spec)
-    return IndexState(counts=xp.zeros((n_reps, n_arms)), sums=xp.zeros((n_reps, n_arms)),
+    dt = xp.float64
+    if getattr(spec, "dtype", None) == "float32":
+        horizon = getattr(spec, "horizon", None)
+        if horizon is not None and horizon > FLOAT32_MAX_ROUNDS:
+            raise ValueError(f"dtype='float32' counts pulls exactly up to 2**24 = {FLOAT32_MAX_ROUNDS} rounds, "
+                             f"got horizon={horizon}; use dtype='float64'")
+        dt = xp.float32
+    return IndexState(counts=xp.zeros((n_reps, n_arms), dtype=dt), sums=xp.zeros((n_reps, n_arms), dtype=dt),
                       t=xp.zeros(n_reps, dtype=xp.int64))
 
 
@@ -152,14 +163,14 @@ def ucb1(c=2.0) -> Learner:
     def act(state, obs=None, key=None):
         xp = get_namespace(state.counts)
         n = xp.where(state.counts > 0, state.counts, 1.0)
-        b = xp.sqrt(c * xp.log(xp.astype(xp.maximum(state.t, 1), xp.float64)))
+        b = xp.astype(xp.sqrt(c * xp.log(xp.astype(xp.maximum(state.t, 1), xp.float64))), n.dtype)
         index = state.sums / n + b[:, None] * (1.0 / xp.sqrt(n))
         return Pull(pick(xp, state, index)), state
 
     kernel = BanditKernelSpec(n_rows=4, n_scalars=0, params=np.array([0.0, c, 0.0]), init=k_index_init,
                               act=_k_act, update=_k_ucb_update)
     return Learner(name="ucb1", feedback="bandit", init=index_init, act=act, update=index_update,
-                   params={"c": c}, kernel=kernel)
+                   params={"c": c}, kernel=kernel, float_dtypes=("float64", "float32"))
 
 
 def ucb_alpha(alpha=3.0) -> Learner:

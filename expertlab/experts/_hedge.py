@@ -56,7 +56,8 @@ def _is_epoch_start(t_next):
 
 
 # -- scalar step functions for the compiled drivers ------------------------
-# prm = [mode, eta, horizon]; S = [R, base]; s = [ln N, fixed eta]
+# prm = [mode, eta, horizon]; S = [R, base]; s = [ln N, fixed eta]; the driver's extra slots:
+# s[2] = <p_t, l_t> before update, s[3] = 1.0 when every expert is awake in every round.
 
 
 @register_jitable
@@ -70,9 +71,33 @@ def _k_init(prm, S, s):
 
 
 @register_jitable(forceinline=True, _nrt=False)
+def _all_awake(s):
+    """Whether the driver says that every expert is awake in every round (its slot ``s[3]``)."""
+    return s.shape[0] > 3 and s[3] == 1.0
+
+
+@register_jitable(forceinline=True, _nrt=False)
 def _k_act(prm, S, s, t, key, awake, p):
     eta = _eta_at(prm[0], s[1], s[0], t)
     n = S.shape[1]
+    if _all_awake(s):
+        # the same numbers as the masked loops below, without the mask's selects; outside the
+        # doubling schedule base is 0, so the logits are the row R itself (R_i - 0 == R_i)
+        if prm[0] == 2.0:
+            for i in range(n):
+                p[i] = S[0, i] - S[1, i]
+            mx = kmax(p, n)
+            for i in range(n):
+                p[i] = exp_nonpos(eta * (p[i] - mx))
+        else:
+            R = S[0]
+            mx = kmax(R, n)
+            for i in range(n):
+                p[i] = exp_nonpos(eta * (R[i] - mx))
+        inv = 1.0 / ksum(p, n)
+        for i in range(n):
+            p[i] *= inv
+        return
     # p holds the logits R_i - base_i first (-inf when asleep); every loop
     # below is branch-free so that it vectorises
     for i in range(n):
@@ -93,9 +118,13 @@ def _k_update(prm, S, s, t, loss, awake, p):
         mix = s[2]
     else:
         mix = kdot(p, loss, n)
-    for i in range(n):
-        if awake[i]:
+    if _all_awake(s):
+        for i in range(n):
             S[0, i] += mix - loss[i]
+    else:
+        for i in range(n):
+            if awake[i]:
+                S[0, i] += mix - loss[i]
     if prm[0] == 2.0:
         m = t + 2  # round t+1 opens an epoch iff t+2 is a power of two
         if (m & (m - 1)) == 0:
@@ -213,12 +242,14 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
 
     def init(spec, n_reps, keys=None, xp=np):
         n_reps, n_experts = check_init(n_reps, spec)
-        z = xp.zeros((n_reps, n_experts))
+        z = xp.zeros((n_reps, n_experts), dtype=xp.float32 if getattr(spec, "dtype", None) == "float32" else
+                     xp.float64)
         return HedgeState(t=xp.zeros(n_reps, dtype=xp.int64), regret=z, base=xp.zeros_like(z))
 
     def act(state, awake=None, key=None):
         xp = get_namespace(state.regret)
         e = eta_vector(mode_name, eta, horizon, state.t, state.regret.shape[1], xp)[:, None]
+        e = xp.astype(e, state.regret.dtype)  # float32 state stays float32
         return masked_softmax(e * (state.regret - state.base), awake), state
 
     def update(state, p, feedback, key=None):
@@ -242,5 +273,5 @@ def hedge(eta=None, *, schedule=None, horizon=None) -> Learner:
         update=_k_update,
     )
     return Learner(name="hedge", feedback="full", init=init, act=act, update=update, params=params,
-                   kernel=kernel)
+                   kernel=kernel, float_dtypes=("float64", "float32"))
 

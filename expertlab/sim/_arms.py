@@ -54,6 +54,7 @@ import numpy as np
 
 from .._backend import asnumpy, get_namespace
 from ._engine import register_fast_path
+from ._losses import data_dtype, run_data
 from ._protocol import (EnvSpec, Metric, _check_callables, _check_name, _check_optional_int, environment_html,
                         environment_repr, validate_on_construction)
 
@@ -126,6 +127,8 @@ class Arms(NamedTuple):
 
     __repr__ = environment_repr
     _repr_html_ = environment_html
+    #: Floating types of the rewards it gives (``sim.run(..., dtype=...)``).
+    float_dtypes = ("float64", "float32")
 
     @property
     def spec(self) -> EnvSpec:
@@ -136,8 +139,8 @@ class Arms(NamedTuple):
         if self.max_horizon is not None and horizon > self.max_horizon:
             raise ValueError(f"horizon={horizon} exceeds the {self.max_horizon} rounds arms {self.name!r} define")
 
-    def reset(self, n_reps, keys, xp):
-        return tuple(xp.asarray(a) for a in self.data)
+    def reset(self, n_reps, keys, xp, dtype="float64"):
+        return run_data(self.data, xp, dtype)
 
     def observe(self, data, t, keys):
         return None
@@ -148,7 +151,8 @@ class Arms(NamedTuple):
         xp = get_namespace(keys)
         n_reps = keys.shape[0]
         arm = pull.arm
-        x = xp.asarray(self.reward(data, keys, t, arm), dtype=xp.float64) + xp.zeros(n_reps)
+        dt = data_dtype(data, xp)
+        x = xp.asarray(self.reward(data, keys, t, arm), dtype=dt) + xp.zeros(n_reps, dtype=dt)
         info = {"arm": arm, "p": pull.p, "x": x, "t": t, "data": data, "keys": keys}
         return data, x, info
 
@@ -296,8 +300,8 @@ def _supports(learner, env) -> bool:
 
 
 def _driver(backend):
-    def drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
-        return _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts)
+    def drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, dtype="float64"):
+        return _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, dtype)
 
     return drive
 
@@ -311,7 +315,7 @@ def _prepare(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
     _launch("numba", learner, env, horizon, 0, seed_u, rep_offset, ckpts)
 
 
-def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, dtype="float64"):
     from . import _bandit_kernels
 
     spec = learner.kernel
@@ -327,8 +331,9 @@ def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
     fn = (_bandit_kernels.numba_driver if backend == "numba" else _bandit_kernels.cuda_driver)(spec, env)
     prm = np.ascontiguousarray(spec.params, dtype=np.float64)
     data = tuple(np.ascontiguousarray(asnumpy(a)) for a in env.data)
+    kw = {} if dtype == "float64" else {"dtype": dtype}  # only the CUDA path lists float32
     fn(prm, data, seed_u, np.int64(rep_offset), np.int64(horizon), ckpts, np.int64(K), outs["regret"],
-       outs["reward"], outs["expected_regret"], outs["realised_regret"], outs["dynamic_regret"], pulls)
+       outs["reward"], outs["expected_regret"], outs["realised_regret"], outs["dynamic_regret"], pulls, **kw)
     if not spec.randomised:
         del outs["expected_regret"]
     if not env.adversarial:
@@ -341,5 +346,6 @@ def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
 _FAST_METRICS = ("regret", "reward", "expected_regret", "realised_regret", "dynamic_regret")
 for _b in ("numba", "cuda"):
     register_fast_path(_b, "bandit", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b),
-                       prepare=_prepare if _b == "numba" else None)
+                       prepare=_prepare if _b == "numba" else None,
+                       dtypes=("float64", "float32") if _b == "cuda" else ("float64",))
 del _b

@@ -187,7 +187,11 @@ def _make_drive(body, k_rows, k_scal):
 
 
 def cuda_driver(spec, instance):
-    """``launch(prm, data, seed, rep0, horizon, ckpts, K, *outs)`` on CUDA, one thread per replication."""
+    """``launch(prm, data, seed, rep0, horizon, ckpts, K, *outs, dtype="float64")`` on CUDA, one thread per replication.
+
+    ``dtype="float32"``: the learner's work arrays ``S``, ``s`` and ``p`` are
+    float32 (see :func:`expertlab.sim._kernels.cuda_driver`).
+    """
     global _cuda
     from numba import cuda
 
@@ -209,11 +213,13 @@ def cuda_driver(spec, instance):
                  out_reward, out_expected, out_realised, out_dynamic, out_pulls, r)
 
     def launch(prm, data, seed, rep0, horizon, ckpts, K, out_regret, out_reward, out_expected, out_realised,
-               out_dynamic, out_pulls, threads_per_block=128):
+               out_dynamic, out_pulls, threads_per_block=128, dtype="float64"):
         n_reps = out_regret.shape[1]
         d = cuda.to_device
-        work = [d(np.zeros((n_reps, k_rows, K))), d(np.zeros((n_reps, max(k_scal, 1))))]
-        work += [d(np.zeros((n_reps, K))) for _ in range(4)]
+        dt = np.dtype(dtype)  # the learner's work arrays and p; gaps and sums over rounds stay float64
+        work = [d(np.zeros((n_reps, k_rows, K), dtype=dt)), d(np.zeros((n_reps, max(k_scal, 1)), dtype=dt)),
+                d(np.zeros((n_reps, K), dtype=dt))]
+        work += [d(np.zeros((n_reps, K))) for _ in range(3)]
         cuda_launch(cuda, kern, n_reps, threads_per_block, (prm, data, seed, rep0, horizon, ckpts), work,
                     (out_regret, out_reward, out_expected, out_realised, out_dynamic, out_pulls))
 

@@ -11,13 +11,23 @@ another process loads it instead of compiling it again.
 
 Contract extension (backward compatible)
 ----------------------------------------
-The drivers allocate the scalar work array ``s`` with **one slot more** than
-the learner's ``n_scalars``: before every call of ``update`` they store the
-round's mixture loss ``<p_t, l_t>`` (as the driver computed it, with
-:func:`kdot`) in that trailing slot ``s[n_scalars]`` (``s[-1]``).  A learner
-may read it instead of recomputing the dot product; learners that ignore it
-are unaffected.  A step function that wants to stay callable with an ``s`` of
-exactly ``n_scalars`` entries checks ``s.shape[0] > n_scalars`` first.
+The drivers allocate the scalar work array ``s`` with **two slots more** than
+the learner's ``n_scalars``:
+
+``s[n_scalars]``
+    Before every call of ``update`` the driver stores the round's mixture
+    loss ``<p_t, l_t>`` (as it computed it, with :func:`kdot`) there.  A
+    learner may read it instead of recomputing the dot product.
+``s[n_scalars + 1]``
+    ``1.0`` when the environment has no awake mask (every expert is awake in
+    every round of the run), ``0.0`` otherwise; set before ``init`` and
+    constant for the run.  A learner may then skip the mask and keep
+    quantities across rounds that a changing awake set would invalidate
+    (Hedge keeps its largest logit from ``update`` to the next ``act``).
+
+Learners that ignore the slots are unaffected.  A step function that wants to
+stay callable with an ``s`` of exactly ``n_scalars`` entries checks
+``s.shape[0] > n_scalars`` (``> n_scalars + 1``) first.
 
 Speed notes
 -----------
@@ -125,7 +135,10 @@ def exp_nonpos(x):
     that LLVM vectorises (libm's ``exp`` is a scalar call, the most expensive
     operation of an exponential-weights round): Cody--Waite reduction
     ``x = k ln 2 + r``, ``|r| <= ln(2)/2``, the Taylor polynomial of degree 13
-    (truncation error below 5e-18) and ``2**k`` assembled in the exponent bits.
+    (truncation error below 5e-18) evaluated as ``1 + (r + r^2 X(r))`` with
+    ``X`` by Estrin's scheme (short dependency chains, so that the loop over
+    experts runs at the machine's throughput rather than its latency), and
+    ``2**k`` assembled in the exponent bits.
     It agrees with ``math.exp`` to about 1 ulp; results below the smallest
     normal double (``x < -1022 ln 2 = -708.396...``) are flushed to 0 (libm returns a
     subnormal there, below ``2.3e-308``).  Arguments above 709 are outside
@@ -148,20 +161,21 @@ def _exp_nonpos_cpu(x):
     m = x * _LOG2E + _EXP_SHIFT
     kf = m - _EXP_SHIFT  # nearest integer to x / ln 2
     r = (x - kf * _LN2_HI) - kf * _LN2_LO
-    q = _E13
-    q = q * r + _E12
-    q = q * r + _E11
-    q = q * r + _E10
-    q = q * r + _E9
-    q = q * r + _E8
-    q = q * r + _E7
-    q = q * r + _E6
-    q = q * r + _E5
-    q = q * r + _E4
-    q = q * r + _E3
-    q = q * r + _E2
-    q = q * r + 1.0
-    q = q * r + 1.0
+    # exp(r) = 1 + r + r^2 X(r), X the Taylor polynomial of degree 11 (coefficients 1/2! .. 1/13!) by
+    # Estrin's scheme: pairs, then powers r^2, r^4 -- seven dependent steps instead of Horner's thirteen,
+    # so that a vectorised loop over experts is not bound by the latency of one long chain
+    r2 = r * r
+    r4 = r2 * r2
+    a = _E2 + _E3 * r
+    b = _E4 + _E5 * r
+    c = _E6 + _E7 * r
+    d = _E8 + _E9 * r
+    e = _E10 + _E11 * r
+    f = _E12 + _E13 * r
+    ab = a + r2 * b
+    cd = c + r2 * d
+    ef = e + r2 * f
+    q = 1.0 + (r + r2 * (ab + r4 * (cd + r4 * ef)))
     # the low bits of m hold k (two's complement); shifted into the exponent
     # field they give 2**k (the high bits of m shift out)
     scale = np.int64((np.float64(m).view(np.int64) << _S52) + _EXP_BIAS).view(np.float64)
@@ -169,7 +183,7 @@ def _exp_nonpos_cpu(x):
     return 0.0 if x < _EXP_MIN else y
 
 
-# 'contract' lets LLVM fuse each Horner step into one FMA (one rounding
+# 'contract' lets LLVM fuse each polynomial step into one FMA (one rounding
 # instead of two); it licenses no reassociation and applies to this function
 # only, not to the step function that calls it.
 @overload(exp_nonpos, target="cpu", jit_options={"fastmath": {"contract"}})
@@ -198,6 +212,8 @@ def _make_body(spec, instance):
     comp_fn = instance.comparator if has_comp else _zero_comp
     has_mean = instance.mean is not None
     mean_fn = instance.mean if has_mean else _zero_mean
+    k_scal = spec.n_scalars
+    all_awake = 0.0 if has_awake else 1.0
 
     @register_jitable
     def body(prm, data, seed, rep, horizon, ckpts, S, s, p, l, aw, L, Rs, M,
@@ -205,6 +221,7 @@ def _make_body(spec, instance):
         n = p.shape[0]
         for i in range(n):
             aw[i] = True
+        s[k_scal + 1] = all_awake  # the driver's second extra slot (see the module docstring)
         k_init(prm, S, s)
         rk = rep_key(seed, np.uint64(rep))
         lk = stream_key(rk, LEARNER_STREAM)
@@ -236,7 +253,7 @@ def _make_body(spec, instance):
                     mu = mean_fn(data, t, i)
                     M[i] += mu
                     cum_mu += p[i] * mu
-            s[s.shape[0] - 1] = mix  # the extra slot: <p_t, l_t> for update
+            s[k_scal] = mix  # the first extra slot: <p_t, l_t> for update
             k_update(prm, S, s, t, l, aw, p)
             if c < n_ck and t + 1 == ckpts[c]:
                 mn = L[0]
@@ -323,7 +340,7 @@ def _make_drive(body, k_rows, k_scal):
         n_reps = out_regret.shape[1]
         for r in prange(n_reps):
             S = np.zeros((k_rows, n))
-            s = np.zeros(k_scal + 1)  # + the mix slot
+            s = np.zeros(k_scal + 2)  # + the mix slot and the all-awake slot
             p = np.zeros(n)
             l = np.zeros(n)
             aw = np.ones(n, dtype=np.bool_)
@@ -350,10 +367,16 @@ def cuda_launch(cuda, kern, n_reps, threads_per_block, head, work, host_outs):
 
 
 def cuda_driver(spec, instance):
-    """Return ``launch(prm, data, seed, rep0, horizon, ckpts, n, outs...)`` running on CUDA.
+    """Return ``launch(prm, data, seed, rep0, horizon, ckpts, n, outs..., dtype="float64")`` running on CUDA.
 
     One thread per replication; work arrays live in global memory.  Under
-    ``NUMBA_ENABLE_CUDASIM=1`` this runs on the CPU simulator.
+    ``NUMBA_ENABLE_CUDASIM=1`` this runs on the CPU simulator.  With
+    ``dtype="float32"`` the learner's work arrays ``S``, ``s``, the played
+    distribution ``p`` and the round's losses ``l`` are float32 (the kernel
+    is specialised for them); the cumulative sums behind the metrics stay
+    float64.  Numba types a float64 literal against a float32 value as
+    float64, so step functions that mix the two compute those expressions in
+    float64 and store the result in float32.
     """
     global _cuda
     from numba import cuda
@@ -376,13 +399,14 @@ def cuda_driver(spec, instance):
                  out_regret, out_sleep, out_track, out_pseudo, out_expert, r)
 
     def launch(prm, data, seed, rep0, horizon, ckpts, n, out_regret, out_sleep, out_track, out_pseudo,
-               out_expert, threads_per_block=128):
+               out_expert, threads_per_block=128, dtype="float64"):
         n_reps = out_regret.shape[1]
+        dt = np.dtype(dtype)  # the learner's work arrays, p and the losses; sums over rounds stay float64
         work = (
-            cuda.to_device(np.zeros((n_reps, k_rows, n))),
-            cuda.to_device(np.zeros((n_reps, k_scal + 1))),  # + the mix slot
-            cuda.to_device(np.zeros((n_reps, n))),
-            cuda.to_device(np.zeros((n_reps, n))),
+            cuda.to_device(np.zeros((n_reps, k_rows, n), dtype=dt)),
+            cuda.to_device(np.zeros((n_reps, k_scal + 2), dtype=dt)),  # + the mix and all-awake slots
+            cuda.to_device(np.zeros((n_reps, n), dtype=dt)),
+            cuda.to_device(np.zeros((n_reps, n), dtype=dt)),
             cuda.to_device(np.ones((n_reps, n), dtype=np.bool_)),
             cuda.to_device(np.zeros((n_reps, n))),
             cuda.to_device(np.zeros((n_reps, n))),

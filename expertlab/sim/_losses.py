@@ -118,6 +118,8 @@ class LossSequence(NamedTuple):
     max_horizon: int | None = None
 
     default_metrics = None
+    #: Floating types of the losses it gives (``sim.run(..., dtype=...)``).
+    float_dtypes = ("float64", "float32")
 
     __repr__ = environment_repr
     _repr_html_ = environment_html
@@ -131,8 +133,8 @@ class LossSequence(NamedTuple):
         if self.max_horizon is not None and horizon > self.max_horizon:
             raise ValueError(f"horizon={horizon} exceeds the {self.max_horizon} rows of {self.name!r}")
 
-    def reset(self, n_reps, keys, xp):
-        return tuple(xp.asarray(a) for a in self.data)
+    def reset(self, n_reps, keys, xp, dtype="float64"):
+        return run_data(self.data, xp, dtype)
 
     def _idx(self, xp):
         return xp.arange(self.n_experts, dtype=xp.int64)[None, :]
@@ -148,8 +150,8 @@ class LossSequence(NamedTuple):
         xp = _ns(keys)
         shape = (keys.shape[0], self.n_experts)
         aw = self.observe(data, t, keys)
-        loss = xp.broadcast_to(xp.asarray(self.loss(data, keys[:, None], t, self._idx(xp)), dtype=xp.float64),
-                               shape)
+        loss = xp.broadcast_to(xp.asarray(self.loss(data, keys[:, None], t, self._idx(xp)),
+                                          dtype=data_dtype(data, xp)), shape)
         mix = xp.sum(p * loss, axis=1)
         info = {"p": p, "loss": loss, "awake": aw, "mix": mix, "data": data}
         return data, FullFeedback(loss, aw), info
@@ -165,6 +167,26 @@ class LossSequence(NamedTuple):
         return out
 
 
+class RunData(tuple):
+    """An environment's data arrays for one run, with the run's floating type (``float_dtype``)."""
+
+    float_dtype = "float64"
+
+
+def run_data(data, xp, dtype="float64") -> RunData:
+    """``data`` as arrays of ``xp`` in a :class:`RunData` recording ``dtype`` (the state ``reset`` returns)."""
+    if dtype not in ("float64", "float32"):
+        raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
+    out = RunData(xp.asarray(a) for a in data)
+    out.float_dtype = dtype
+    return out
+
+
+def data_dtype(data, xp):
+    """The ``xp`` floating type of a run whose state is ``data`` (float64 for a plain tuple)."""
+    return xp.float32 if getattr(data, "float_dtype", "float64") == "float32" else xp.float64
+
+
 def _ns(a):
     from .._backend import get_namespace
 
@@ -177,9 +199,10 @@ def _regret_metric(final: bool) -> Metric:
 
     def update(acc, info, t):
         cum, L = acc
-        loss = info["loss"]
-        L = loss + 0.0 if L is None else L + loss
-        return (cum + info["mix"], L)
+        xp = _ns(cum)
+        loss = xp.astype(info["loss"], xp.float64)  # float64 sums also in a float32 run
+        L = loss if L is None else L + loss
+        return (cum + xp.astype(info["mix"], xp.float64), L)
 
     def read(acc):
         xp = _ns(acc[0])
@@ -197,7 +220,8 @@ def _sleeping_metric() -> Metric:
 
     def update(acc, info, t):
         xp = _ns(info["loss"])
-        r = xp.where(info["awake"], info["mix"][:, None] - info["loss"], 0.0)
+        loss = xp.astype(info["loss"], xp.float64)  # float64 sums also in a float32 run
+        r = xp.where(info["awake"], xp.astype(info["mix"], xp.float64)[:, None] - loss, 0.0)
         return r if acc is None else acc + r
 
     def read(acc):
@@ -213,7 +237,8 @@ def _tracking_metric(comparator) -> Metric:
 
     def update(acc, info, t):
         b = int(comparator(info["data"], t))
-        return acc + info["mix"] - info["loss"][:, b]
+        xp = _ns(acc)
+        return acc + xp.astype(info["mix"], xp.float64) - xp.astype(info["loss"][:, b], xp.float64)
 
     return Metric("tracking_regret", init, update, lambda acc: acc)
 
@@ -246,8 +271,8 @@ def _supports(learner, env) -> bool:
 
 
 def _driver(backend):
-    def drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
-        return _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts)
+    def drive(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, dtype="float64"):
+        return _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, dtype)
 
     return drive
 
@@ -261,7 +286,7 @@ def _prepare(learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
     _launch("numba", learner, env, horizon, 0, seed_u, rep_offset, ckpts)
 
 
-def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
+def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts, dtype="float64"):
     from . import _kernels
 
     spec = learner.kernel
@@ -276,8 +301,9 @@ def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
     prm = np.ascontiguousarray(spec.params, dtype=np.float64)
     data = tuple(np.ascontiguousarray(asnumpy(a)) for a in env.data)
     drive_fn = (_kernels.numba_driver if backend == "numba" else _kernels.cuda_driver)(spec, env)
+    kw = {} if dtype == "float64" else {"dtype": dtype}  # only the CUDA path lists float32
     drive_fn(prm, data, seed_u, np.int64(rep_offset), np.int64(horizon), ckpts, np.int64(n),
-             out_regret, out_sleep, out_track, out_pseudo, out_expert)
+             out_regret, out_sleep, out_track, out_pseudo, out_expert, **kw)
     out = {"regret": out_regret}
     if env.awake is not None:
         out["sleeping_regret"] = out_sleep
@@ -290,5 +316,6 @@ def _launch(backend, learner, env, horizon, n_reps, seed_u, rep_offset, ckpts):
 
 for _b in ("numba", "cuda"):
     register_fast_path(_b, "full-information", supports=_supports, metrics=_FAST_METRICS, driver=_driver(_b),
-                       prepare=_prepare if _b == "numba" else None)
+                       prepare=_prepare if _b == "numba" else None,
+                       dtypes=("float64", "float32") if _b == "cuda" else ("float64",))
 del _b

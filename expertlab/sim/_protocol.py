@@ -125,6 +125,11 @@ class EnvSpec:
     info : mapping
         Further quantities the learner may know (e.g. an MDP's sizes and
         known rewards); read as attributes: ``spec.n_states``.
+    dtype : {"float64", "float32"}
+        The floating type the run computes in; filled in by
+        :func:`expertlab.sim.run` (its ``dtype``).  A learner whose
+        ``float_dtypes`` list ``"float32"`` creates its floating state in
+        this type.
     """
 
     feedback: str
@@ -133,6 +138,7 @@ class EnvSpec:
     horizon: int | None = None
     max_horizon: int | None = None
     info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    dtype: str = "float64"
 
     def __post_init__(self):
         _check_name(self.feedback, "feedback")
@@ -146,6 +152,8 @@ class EnvSpec:
         _check_optional_int(self.max_horizon, "max_horizon")
         if not isinstance(self.info, Mapping) or not all(isinstance(k, str) for k in self.info):
             raise TypeError("info must be a mapping with str keys")
+        if self.dtype not in ("float64", "float32"):
+            raise ValueError(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
 
     def __getattr__(self, name):
         info = self.__dict__.get("info", {})
@@ -185,9 +193,11 @@ class KernelSpec(NamedTuple):
     round and ``awake`` a boolean mask;
     ``update(prm, S, s, t, loss, awake, p)`` folds the round's losses in.
 
-    The drivers allocate ``s`` with one slot more than ``n_scalars`` and store
-    the round's mixture loss ``<p_t, l_t>`` in ``s[n_scalars]`` before each
-    ``update``; a step function may read it instead of recomputing it.  Step
+    The drivers allocate ``s`` with two slots more than ``n_scalars``: they
+    store the round's mixture loss ``<p_t, l_t>`` in ``s[n_scalars]`` before
+    each ``update`` (a step function may read it instead of recomputing it),
+    and ``1.0`` in ``s[n_scalars + 1]`` when the environment has no awake
+    mask (``0.0`` when it has one).  Step
     functions called every round that allocate nothing should be declared
     ``register_jitable(forceinline=True, _nrt=False)`` (see
     ``expertlab.sim.kernels`` for the vectorisable helpers ``ksum``,
@@ -246,6 +256,11 @@ class Learner(NamedTuple):
         (a rate tuned for another number of arms, a confidence bound that
         needs rewards in [0, 1], a calibration for a shorter horizon).
         :func:`expertlab.sim.run` calls it before any backend runs.
+    float_dtypes : tuple of str
+        The floating types its array code computes in (``spec.dtype``):
+        ``("float64",)`` unless the learner creates its state in
+        ``spec.dtype`` and keeps it there, in which case it lists
+        ``"float32"`` too and ``sim.run(..., dtype="float32")`` accepts it.
     """
 
     name: str
@@ -260,6 +275,7 @@ class Learner(NamedTuple):
     doc: str | None = None
     check_spec: Callable | None = None
     final: Callable | None = None
+    float_dtypes: tuple = ("float64",)
 
     def __repr__(self) -> str:
         return f"{self.name}({', '.join(param_parts(self.params))})"

@@ -120,6 +120,10 @@ class RunResult:
         Seconds spent in the time loop (summed over the blocks of a
         :meth:`concat`); compiling a compiled path's kernel, or loading it
         from the disk cache, happens before and is not counted.
+    dtype : str
+        The floating type the learner and the environment computed in
+        (``"float64"``, or ``"float32"`` when the run opted in); the metrics
+        are float64 either way.
 
     Notes
     -----
@@ -144,9 +148,13 @@ class RunResult:
     metrics: Mapping[str, np.ndarray]
     final: Mapping[str, np.ndarray]
     wall_time: float
+    dtype: str = "float64"
 
     def __post_init__(self):
         from ._protocol import UNITS
+
+        if self.dtype not in ("float64", "float32"):
+            raise ValueError(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
 
         if self.unit not in UNITS:
             raise ValueError(f"unit must be one of {UNITS}, got {self.unit!r}")
@@ -210,6 +218,8 @@ class RunResult:
             if (a.learner, a.environment, a.horizon, a.seed, a.unit) != (
                     b.learner, b.environment, b.horizon, b.seed, b.unit):
                 raise ValueError("results must come from the same learner, environment, horizon and seed")
+            if a.dtype != b.dtype:
+                raise ValueError(f"results must share one dtype, got {a.dtype!r} and {b.dtype!r}")
             if set(a.metrics) != set(b.metrics) or not np.array_equal(a.checkpoints, b.checkpoints):
                 raise ValueError("results must record the same metrics at the same checkpoints")
         return dataclasses.replace(
@@ -225,7 +235,8 @@ class RunResult:
         head = f"RunResult({self.learner}({short_params(self.learner_params)}) on {self.environment}"
         lines = [head + ")",
                  f"  {self.n_reps} reps x {self.horizon} {self.unit}s, seed={self.seed}, "
-                 f"rep_offset={self.rep_offset}, backend={self.backend!r}, {self.wall_time:.3g} s",
+                 f"rep_offset={self.rep_offset}, backend={self.backend!r}"
+                 + ("" if self.dtype == "float64" else f", dtype={self.dtype!r}") + f", {self.wall_time:.3g} s",
                  f"  metrics (n_ck={self.checkpoints.size}, n_reps={self.n_reps}): {names}"]
         if "regret" in self.metrics:
             m, se = self.mean()[-1], self.stderr()[-1]
@@ -242,7 +253,7 @@ class RunResult:
 
         attrs = {"learner": self.learner, "environment": self.environment, "unit": self.unit,
                  "horizon": int(self.horizon), "seed": str(int(self.seed)), "backend": self.backend,
-                 "wall_time": float(self.wall_time), "expertlab_version": __version__}
+                 "dtype": self.dtype, "wall_time": float(self.wall_time), "expertlab_version": __version__}
         for prefix, params in (("learner_param_", self.learner_params),
                                ("environment_param_", self.environment_params)):
             for key, value in params.items():

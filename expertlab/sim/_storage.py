@@ -416,6 +416,7 @@ def _write_pair(npz_path: Path, json_path: Path, result: RunResult, extra: Mappi
         "rep_offset": int(result.rep_offset),
         "n_reps": int(result.n_reps),
         "backend": result.backend,
+        "dtype": result.dtype,
         "expertlab_version": _version(),
         "wall_time": float(result.wall_time),
         "created": _now(),
@@ -513,6 +514,7 @@ def _load_pair(npz_path: Path, json_path: Path, side: Mapping[str, Any]) -> RunR
         metrics=metrics,
         final=final,
         wall_time=side["wall_time"],
+        dtype=side.get("dtype", "float64"),  # results stored before runs had a dtype computed in float64
     )
 
 

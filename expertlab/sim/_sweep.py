@@ -71,6 +71,7 @@ import numpy as np
 from .._backend import check_backend
 from .._validation import check_int
 from . import _storage
+from ._engine import check_dtype
 from ._progress import check_progress, progress_bar
 from ._protocol import short_params
 from ._result import RunResult, html_table, json_text, mean_se_text, optional_import
@@ -90,7 +91,7 @@ __all__ = [
 
 #: Keys a config may have (``learner``, ``instance`` and ``horizon`` are required).
 CONFIG_KEYS = ("learner", "learner_params", "instance", "instance_params", "horizon", "backend",
-               "checkpoints")
+               "checkpoints", "dtype")
 _REQUIRED = ("learner", "instance", "horizon")
 _PARAM_KEYS = ("learner_params", "instance_params")
 #: Keys that define the random experiment, hence the seed.
@@ -154,8 +155,10 @@ def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None
         Keys :data:`CONFIG_KEYS`: ``learner`` and ``instance`` (registered
         names), ``horizon`` (int), and optionally ``learner_params`` and
         ``instance_params`` (mappings of keyword arguments for the factories,
-        default ``{}``), ``backend`` (default ``"auto"``) and ``checkpoints``
-        (a list of rounds, default the log-spaced grid of :func:`sim.run`).
+        default ``{}``), ``backend`` (default ``"auto"``), ``checkpoints``
+        (a list of rounds, default the log-spaced grid of :func:`sim.run`)
+        and ``dtype`` (``"float64"``, the default, or ``"float32"``: the
+        ``dtype`` of :func:`sim.run`; it does not change the config's seed).
     learners, instances : mapping of str to callable, optional
         Factories by name; default ``default_registries`` (the experts'
         and the bandits' registries together).
@@ -165,8 +168,10 @@ def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None
     Returns
     -------
     dict
-        With every key except ``checkpoints`` present; ``checkpoints`` only
-        when given, as a sorted list of distinct ints.
+        With every key except ``checkpoints`` and ``dtype`` present;
+        ``checkpoints`` only when given, as a sorted list of distinct ints,
+        and ``dtype`` only when it is ``"float32"`` (so the configs and ids
+        of float64 sweeps are those they had before runs had a dtype).
 
     Raises
     ------
@@ -223,6 +228,12 @@ def normalize_config(config: Mapping[str, Any], *, learners=None, instances=None
         if arr[0] < 1 or arr[-1] > horizon:
             raise ValueError(f"{name}['checkpoints'] must lie in [1, horizon={horizon}], got {ckpts!r}")
         out["checkpoints"] = [int(x) for x in arr]
+    try:
+        dtype = check_dtype(config.get("dtype"))
+    except ValueError as exc:
+        raise ValueError(f"{name}['dtype']: {exc}") from None
+    if dtype != "float64":
+        out["dtype"] = dtype
     return out
 
 
@@ -241,7 +252,7 @@ def _check_buildable(config, learners, instances, name):
         raise TypeError(f"{name}: {exc}") from exc
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from exc
-    from ._engine import _fast_path, default_metric_names, is_environment
+    from ._engine import _check_pair_dtype, _fast_path, default_metric_names, is_environment
 
     if not is_environment(instance):
         raise TypeError(f"{name}: instance {config['instance']!r} does not build an environment "
@@ -251,10 +262,17 @@ def _check_buildable(config, learners, instances, name):
         raise ValueError(f"{name}: learner {config['learner']!r} takes {feedback!r} feedback but instance "
                          f"{config['instance']!r} gives {instance.spec.feedback!r} feedback")
     backend = config["backend"]
-    if backend in ("numba", "cuda") and _fast_path(backend, learner, instance,
-                                                   default_metric_names(instance)) is None:
+    fast = _fast_path(backend, learner, instance, default_metric_names(instance))
+    if backend in ("numba", "cuda") and fast is None:
         raise ValueError(f"{name}: learner {config['learner']!r} has no compiled path on instance "
                          f"{config['instance']!r} for backend={backend!r}; use backend='auto' or 'numpy'")
+    dtype = config.get("dtype", "float64")
+    try:
+        _check_pair_dtype(learner, instance, dtype)
+        if fast is not None and dtype not in fast.dtypes:
+            raise ValueError(f"dtype={dtype!r} is not available on backend={backend!r}")
+    except ValueError as exc:
+        raise ValueError(f"{name}['dtype']: {exc}") from None
 
 
 def _check_root_seed(seed) -> int:
@@ -564,9 +582,11 @@ def run_block(config: Mapping[str, Any], block: int, block_size: int, n_reps: in
     learner, instance = _build(config, learners, instances)
     # "auto" is resolved for the whole config (all n_reps replications), so that every block of it, whatever
     # its size, runs on the backend one run of the config would use
-    backend = pick_backend(learner, instance, config["backend"], horizon=config["horizon"], n_reps=n_reps)
+    dtype = config.get("dtype", "float64")
+    backend = pick_backend(learner, instance, config["backend"], horizon=config["horizon"], n_reps=n_reps,
+                           dtype=dtype)
     return run(learner, instance, config["horizon"], size, seed, backend,
-               rep_offset=rep_offset, checkpoints=config.get("checkpoints"), progress=False)
+               rep_offset=rep_offset, checkpoints=config.get("checkpoints"), progress=False, dtype=dtype)
 
 
 def _init_worker(driver_alive=None) -> None:
