@@ -137,9 +137,16 @@ def _global_names(code) -> set:
 
 
 def _function_source(fn) -> str:
-    """Source of ``fn`` dedented, without its decorators."""
+    """Source of ``fn`` dedented, without its decorators.
+
+    ``inspect`` reads the file as it is now; a file edited since it was
+    imported gives other lines, which is refused (the driver is then compiled
+    in memory from the code actually loaded).
+    """
     lines = textwrap.dedent(inspect.getsource(fn)).splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("def "))
+    start = next((i for i, line in enumerate(lines) if line.startswith("def ")), None)
+    if start is None or not lines[start].startswith(f"def {fn.__name__}("):
+        raise _NotCacheable(f"the source file of {fn.__name__!r} changed since it was imported")
     return "\n".join(lines[start:]) + "\n"
 
 
@@ -345,4 +352,4 @@ def cached_njit(kind: str, driver, helpers=(), options=None, extra_modules=()):
             except OSError:
                 return None
             mod = _import_file(mod_name, path)
-    return mod.__dict__[driver.__name__]
+    return mod.__dict__.get(driver.__name__)  # None: a stale module; the caller compiles in memory

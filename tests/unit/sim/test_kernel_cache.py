@@ -275,3 +275,18 @@ def test_prepare_runs_before_the_clock(monkeypatch):
     res = sim.run(learner, env, horizon=10, n_reps=2, seed=0, backend="numba", metrics=["regret"])
     assert calls == [("prepare", (10, 2)), ("driver", (10, 2))]
     assert res.backend == "numba"
+
+
+def test_a_source_file_edited_since_import_is_not_cached(cache_dir, monkeypatch):
+    """inspect reads the file as it is now: lines that no longer hold the function are refused, not compiled."""
+    drive, body = _full_parts()
+    real = _kernel_cache.inspect.getsource
+
+    def shifted(fn):  # the lines now at the function's old place: another function
+        return "def something_else(x):\n    return x\n" if fn is drive else real(fn)
+
+    monkeypatch.setattr(_kernel_cache.inspect, "getsource", shifted)
+    assert _cache(drive, body) is None
+    assert not cache_dir.exists() or not list(cache_dir.glob("*.py"))
+    monkeypatch.setattr(_kernel_cache.inspect, "getsource", real)
+    assert _cache(drive, body) is not None   # the wrong variant: the same call with the file as imported
