@@ -45,8 +45,6 @@ NOT_PORTABLE = {
     "active_ranking": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
     "best_expert": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
     "compare_experts": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
-    "cucb": _NUMPY_CODE.format("bandits/_pascombucb.py", "update (fancy-index assignment cnt[r, i] += 1)"),
-    "pascombucb": _NUMPY_CODE.format("bandits/_pascombucb.py", "update (fancy-index assignment cnt[r, i] += 1)"),
     "dag_greedy": _NUMPY_CODE.format("experts/_dag_learner.py", "budget metric (np.zeros accumulators)"),
     "dag_optimistic": _NUMPY_CODE.format("experts/_dag_learner.py", "budget metric (np.zeros accumulators)"),
     "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (Hoeffding trees in NumPy)"),
