@@ -56,7 +56,6 @@ NOT_PORTABLE = {
     "unstructured_all_eps_good": _NUMPY_CODE.format("bandits/_linfact.py", "environment step (normal_array(np, ...))"),
     "lomar": _NUMPY_CODE.format("experts/_lomar.py", "environment (np.arange edge indices, np.where)"),
     "matching_proposer": _NUMPY_CODE.format("experts/_lomar.py", "environment (np.arange edge indices, np.where)"),
-    "mentor_hedge": _NUMPY_CODE.format("experts/_mentor.py", "act (np.searchsorted, fancy indexing)"),
 }
 
 
