@@ -54,8 +54,6 @@ NOT_PORTABLE = {
     "pooled_regression": _NUMPY_CODE.format("experts/_groupwise.py", "environment (np.arange, np.einsum)"),
     "linfact": _NUMPY_CODE.format("bandits/_linfact.py", "environment step (normal_array(np, ...))"),
     "unstructured_all_eps_good": _NUMPY_CODE.format("bandits/_linfact.py", "environment step (normal_array(np, ...))"),
-    "lomar": _NUMPY_CODE.format("experts/_lomar.py", "environment (np.arange edge indices, np.where)"),
-    "matching_proposer": _NUMPY_CODE.format("experts/_lomar.py", "environment (np.arange edge indices, np.where)"),
 }
 
 
