@@ -42,9 +42,6 @@ NOT_PORTABLE = {
     # needs a special function the array API does not have
     "squint": "needs scipy.special.erfcx (cupyx.scipy.special on CuPy); the array API has no erfcx",
     # NumPy array code, not yet written over xp
-    "active_ranking": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
-    "best_expert": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
-    "compare_experts": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
     "dag_greedy": _NUMPY_CODE.format("experts/_dag_learner.py", "budget metric (np.zeros accumulators)"),
     "dag_optimistic": _NUMPY_CODE.format("experts/_dag_learner.py", "budget metric (np.zeros accumulators)"),
     "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (Hoeffding trees in NumPy)"),
