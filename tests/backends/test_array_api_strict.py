@@ -42,8 +42,6 @@ NOT_PORTABLE = {
     # needs a special function the array API does not have
     "squint": "needs scipy.special.erfcx (cupyx.scipy.special on CuPy); the array API has no erfcx",
     # NumPy array code, not yet written over xp
-    "dag_greedy": _NUMPY_CODE.format("experts/_dag_learner.py", "budget metric (np.zeros accumulators)"),
-    "dag_optimistic": _NUMPY_CODE.format("experts/_dag_learner.py", "budget metric (np.zeros accumulators)"),
     "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (Hoeffding trees in NumPy)"),
     "global_thompson": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (normal_array(np, ...))"),
     "knn_experts": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (NumPy neighbour search)"),
