@@ -45,8 +45,6 @@ NOT_PORTABLE = {
     "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (Hoeffding trees in NumPy)"),
     "global_thompson": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (normal_array(np, ...))"),
     "knn_experts": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (NumPy neighbour search)"),
-    "linfact": _NUMPY_CODE.format("bandits/_linfact.py", "environment step (normal_array(np, ...))"),
-    "unstructured_all_eps_good": _NUMPY_CODE.format("bandits/_linfact.py", "environment step (normal_array(np, ...))"),
 }
 
 
