@@ -42,9 +42,18 @@ NOT_PORTABLE = {
     # needs a special function the array API does not have
     "squint": "needs scipy.special.erfcx (cupyx.scipy.special on CuPy); the array API has no erfcx",
     # NumPy array code, not yet written over xp
-    "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (Hoeffding trees in NumPy)"),
-    "global_thompson": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (normal_array(np, ...))"),
-    "knn_experts": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (NumPy neighbour search)"),
+    # (global_thompson is expertise_trees with depth-0 trees: the same Hoeffding-tree code)
+    "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
+                                          "act and update (np.asarray contexts, normal_array(np, ...); "
+                                          "hoeffding_tree_update writes leaf statistics and histograms in "
+                                          "place by index arrays)"),
+    "global_thompson": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
+                                          "act and update (np.asarray contexts, normal_array(np, ...); "
+                                          "hoeffding_tree_update writes leaf statistics and histograms in "
+                                          "place by index arrays)"),
+    "knn_experts": _NUMPY_CODE.format("bandits/_expertise_trees.py",
+                                      "act and update (np.argpartition, which the array API lacks, and "
+                                      "index-array writes into the ring buffers)"),
 }
 
 
