@@ -13,8 +13,9 @@ The environment is :func:`intersecting_groups` (feedback kind
 :func:`pooled_regression` (one learner of the same kind fitted on all
 rounds).  Both run through :func:`expertlab.sim.run`.  Two group learners
 are provided: online ridge regression (the linear class) and Hedge over the
-environment's finite class of linear predictors.  Everything is NumPy array
-code over replications: one engine step per round, and for each learner a
+environment's finite class of linear predictors.  Everything is array code
+over replications, in any array-API namespace (NumPy, CuPy): one engine
+step per round, and for each learner a
 batched Sherman--Morrison or exponential-weights update.  Contexts, groups
 and labels are pure functions of the environment's round key
 (the package's counter-based generator); the learners draw nothing.
@@ -540,7 +541,7 @@ def groupwise(group_learner: str = "ridge", *, ridge: float = 1.0) -> Learner:
     Returns
     -------
     Learner
-        A ``"group_regression"`` learner (NumPy array code, deterministic).
+        A ``"group_regression"`` learner (array code, deterministic).
         Its action reports each group learner's prediction and the
         combination weights, so the environment's ``learner_regret`` metrics
         can be recorded.
@@ -671,7 +672,7 @@ def pooled_regression(group_learner: str = "ridge", *, ridge: float = 1.0) -> Le
     Returns
     -------
     Learner
-        A ``"group_regression"`` learner (NumPy array code, deterministic).
+        A ``"group_regression"`` learner (array code, deterministic).
 
     Notes
     -----
