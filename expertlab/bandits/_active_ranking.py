@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
+from .._backend import get_namespace
 from .._random import LEARNER_STREAM, rep_key, round_key, stream_key, uniform
 from .._validation import as_real_array, check_float, check_in, check_int, check_open_unit
 from ..sim._engine import register_fast_path
@@ -176,7 +177,7 @@ class ExpertTasks(Environment):
         """Answer one :class:`QueryBatch` per replication; the feedback is the paired sums ``D``."""
         if not isinstance(batch, QueryBatch):
             raise TypeError(f"an expert-queries learner's act must return a QueryBatch, got {type(batch).__name__}")
-        xp = np
+        xp = _ns(keys)
         n_reps = keys.shape[0]
         _check_batch(batch, n_reps, self.n_experts, self.n_tasks)
         tasks = batch.tasks
@@ -189,7 +190,7 @@ class ExpertTasks(Environment):
             z = normal_array(xp, keys[:, None], xp.arange(tasks.shape[1], dtype=xp.uint64)[None, :])
             hf = xp.astype(batch.h, xp.float64)[:, None]
             D = xp.where(valid, hf * diff + self.sigma * xp.sqrt(2.0 * hf) * z, 0.0)
-        queries = 2 * batch.h * valid.sum(axis=1)
+        queries = 2 * batch.h * xp.sum(xp.astype(valid, xp.int64), axis=1)
         return M, D, {"queries": queries, "new": batch.new}
 
     def available_metrics(self) -> Mapping[str, Metric]:
@@ -199,15 +200,25 @@ class ExpertTasks(Environment):
             return xp.zeros(n_reps, dtype=xp.int64)
 
         return {"queries": Metric("queries", zeros, lambda acc, info, t: acc + info["queries"], lambda acc: acc),
-                "comparisons": Metric("comparisons", zeros, lambda acc, info, t: acc + info["new"],
-                                      lambda acc: acc)}
+                "comparisons": Metric("comparisons", zeros, _count_new, lambda acc: acc)}
+
+
+def _ns(a):
+    """The array namespace of the array ``a``: NumPy itself for NumPy arrays."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
+def _count_new(acc, info, t):
+    xp = _ns(acc)
+    return acc + xp.astype(info["new"], xp.int64)
 
 
 def _check_batch(batch, n_reps, n_experts, n_tasks):
     """Shapes, dtypes and ranges of a :class:`QueryBatch` (the oracle indexes the means with them)."""
+    xp = _ns(batch.tasks) if hasattr(batch.tasks, "dtype") else np
     for field in ("a", "b", "tasks", "h"):
         v = getattr(batch, field)
-        if not hasattr(v, "dtype") or v.dtype.kind not in "iu":
+        if not hasattr(v, "dtype") or not xp.isdtype(v.dtype, "integral"):
             raise TypeError(f"QueryBatch.{field} must be an integer array, got "
                             f"{getattr(v, 'dtype', type(v).__name__)}")
     for field in ("a", "b", "h"):
@@ -216,15 +227,15 @@ def _check_batch(batch, n_reps, n_experts, n_tasks):
     if batch.tasks.ndim != 2 or batch.tasks.shape[0] != n_reps:
         raise ValueError(f"QueryBatch.tasks must have shape ({n_reps}, m), got {batch.tasks.shape}")
     new = batch.new
-    if not hasattr(new, "dtype") or new.dtype != np.bool_ or new.shape != (n_reps,):
+    if not hasattr(new, "dtype") or new.dtype != xp.bool or new.shape != (n_reps,):
         raise ValueError(f"QueryBatch.new must be a boolean array of shape ({n_reps},)")
     for field in ("a", "b"):
         v = getattr(batch, field)
-        if np.any(v < 0) or np.any(v >= n_experts):
+        if bool(xp.any(v < 0)) or bool(xp.any(v >= n_experts)):
             raise ValueError(f"QueryBatch.{field} must hold experts in [0, {n_experts - 1}]")
-    if np.any(batch.tasks < -1) or np.any(batch.tasks >= n_tasks):
+    if bool(xp.any(batch.tasks < -1)) or bool(xp.any(batch.tasks >= n_tasks)):
         raise ValueError(f"QueryBatch.tasks must hold tasks in [0, {n_tasks - 1}] or the padding -1")
-    if np.any(batch.h < 1):
+    if bool(xp.any(batch.h < 1)):
         raise ValueError("QueryBatch.h must be >= 1 (repetitions of each query)")
 
 
@@ -345,8 +356,8 @@ class ExpertQueryState(NamedTuple):
 class _Procedure(NamedTuple):
     name: str
     log_inv: Callable       # (n, delta) -> ln(1 / delta_c) of the comparisons
-    start: Callable         # (fields, idx) -> None: set the first comparison (or done) of replications idx
-    on_result: Callable     # (fields, idx, s) -> None: a comparison of idx ended with sign s (0: cap reached)
+    start: Callable         # (fields, sel) -> None: set the first comparison (or done) of the replications sel
+    on_result: Callable     # (fields, sel, s) -> None: a comparison of sel ended with sign s (0: cap reached)
     answer: Callable        # (state) -> (n_reps, ...)
     code: int               # the compiled path's procedure (_RANK, _COMPARE_ONE, _SEQUENTIAL, _DOUBLING)
     first_cap: int = 0      # first phase's cap of the doubling search
@@ -369,30 +380,34 @@ class _QueryKernel(NamedTuple):
 
 def _level(st, r, lev):
     """``(h, m, sweep, lq_extra)`` of level ``lev`` of round ``r`` (vectorised)."""
-    lo = r if st.uniform else np.maximum(r - st.top, 0)
+    xp = _ns(r)
+    lo = r if st.uniform else xp.maximum(r - st.top, 0)
     n_levels = r - lo + 1
-    h = np.left_shift(1, lev)
-    m = np.left_shift(1, r - lev)
+    h = xp.bitwise_left_shift(xp.ones_like(lev), lev)
+    m = xp.bitwise_left_shift(xp.ones_like(r), r - lev)
     sweep = (m >= st.d) | st.uniform
-    m = np.where(sweep, st.d, m)
-    extra = np.log(_PI2_6 * (r + 1.0) ** 2 * 2.0 * n_levels)
+    m = xp.where(sweep, st.d, m)
+    rf = xp.astype(r, xp.float64)
+    extra = xp.log(_PI2_6 * (rf + 1.0) ** 2 * 2.0 * xp.astype(n_levels, xp.float64))
     return h, m, sweep, extra
 
 
 def _first_level(st, r):
-    return r if st.uniform else np.maximum(r - st.top, 0)
+    return r if st.uniform else _ns(r).maximum(r - st.top, 0)
 
 
-def _set_comparison(f, idx, a, b, cap, lq0):
-    """Start a comparison of experts ``a`` and ``b`` for the replications ``idx``."""
-    f["a"][idx] = a
-    f["b"][idx] = b
-    f["r"][idx] = 0
-    f["lev"][idx] = 0
-    f["cq"][idx] = 0
-    f["cap"][idx] = cap
-    f["lq0"][idx] = lq0
-    f["new"][idx] = True
+def _put(f, name, sel, value):
+    """Set field ``name`` to ``value`` on the replications ``sel`` (a mask), keeping the others."""
+    xp = _ns(sel)
+    old = f[name]
+    f[name] = xp.where(sel[:, None] if old.ndim == 2 else sel, value, old)
+
+
+def _set_comparison(f, sel, a, b, cap, lq0):
+    """Start a comparison of experts ``a`` and ``b`` for the replications ``sel``."""
+    for name, value in (("a", a), ("b", b), ("r", 0), ("lev", 0), ("cq", 0), ("cap", cap), ("lq0", lq0),
+                        ("new", True)):
+        _put(f, name, sel, value)
 
 
 def _resolve(f, st, proc, ended, s, check):
@@ -402,23 +417,25 @@ def _resolve(f, st, proc, ended, s, check):
     ``check``: replications whose next level must first fit within its cap
     (a level that does not ends the comparison undecided, sign 0).
     """
+    xp = _ns(ended)
     while True:
-        if check.any():
+        if bool(xp.any(check)):
             h, m, _, _ = _level(st, f["r"], f["lev"])
             over = check & (f["cq"] + 2 * h * m > f["cap"])
             ended = ended | over
-            s = np.where(over, 0, s)
-        if not ended.any():
+            s = xp.where(over, 0, s)
+        if not bool(xp.any(ended)):
             return
-        idx = np.flatnonzero(ended)
-        proc.on_result(f, idx, s[idx])
+        proc.on_result(f, ended, s)
         check = ended & ~f["done"]
-        ended = np.zeros_like(ended)
-        s = np.zeros_like(s)
+        ended = xp.zeros_like(ended)
+        s = xp.zeros_like(s)
 
 
-def _fields(state):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state._asdict().items()}
+def _signs(xp, positive):
+    """``+1`` where ``positive``, else ``-1`` (int64)."""
+    one = xp.ones(positive.shape, dtype=xp.int64)
+    return xp.where(positive, one, -one)
 
 
 def _query_learner(proc: _Procedure, delta, max_queries, schedule, params, doc=None) -> Learner:
@@ -437,63 +454,67 @@ def _query_learner(proc: _Procedure, delta, max_queries, schedule, params, doc=N
         n, d = int(spec.n_actions), int(spec.n_tasks)
         st = _QStatic(n=n, d=d, top=math.ceil(math.log2(d)) if d > 1 else 0, sigma=float(spec.sigma),
                       uniform=schedule == "uniform", max_queries=max_queries, log_inv=proc.log_inv(n, delta))
-        i64 = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
+        i64 = lambda *shape: xp.zeros(shape, dtype=xp.int64)  # noqa: E731
+        no = lambda *shape: xp.zeros(shape, dtype=xp.bool)  # noqa: E731
         f = dict(a=i64(n_reps), b=i64(n_reps), r=i64(n_reps), lev=i64(n_reps), cq=i64(n_reps), cap=i64(n_reps),
-                 lq0=np.zeros(n_reps), new=np.zeros(n_reps, dtype=bool), order=np.full((n_reps, n), -1, np.int64),
-                 alive=np.ones((n_reps, n), dtype=bool), champ=i64(n_reps), i=i64(n_reps), lo=i64(n_reps),
-                 hi=i64(n_reps), phase=i64(n_reps), pcap=i64(n_reps), cut=np.zeros(n_reps, dtype=bool),
-                 used=i64(n_reps), done=np.zeros(n_reps, dtype=bool), ok=np.zeros(n_reps, dtype=bool), static=st)
-        idx = np.arange(n_reps)
-        proc.start(f, idx)
+                 lq0=xp.zeros(n_reps), new=no(n_reps), order=xp.full((n_reps, n), -1, dtype=xp.int64),
+                 alive=xp.ones((n_reps, n), dtype=xp.bool), champ=i64(n_reps), i=i64(n_reps), lo=i64(n_reps),
+                 hi=i64(n_reps), phase=i64(n_reps), pcap=i64(n_reps), cut=no(n_reps),
+                 used=i64(n_reps), done=no(n_reps), ok=no(n_reps), static=st)
+        proc.start(f, xp.ones(n_reps, dtype=xp.bool))
         check = ~f["done"]
-        _resolve(f, st, proc, np.zeros(n_reps, dtype=bool), i64(n_reps), check)
+        _resolve(f, st, proc, no(n_reps), i64(n_reps), check)
         return ExpertQueryState(**f)
 
     def act(state, obs=None, keys=None):
         st = state.static
+        xp = _ns(state.a)
         live = ~state.done
         h, m, sweep, _ = _level(st, state.r, state.lev)
-        m = np.where(live, m, 0)
-        m_max = int(m.max()) if m.size else 0
-        q = np.arange(m_max, dtype=np.int64)[None, :]
-        if m_max and not bool(np.all(sweep | ~live)):
+        m = xp.where(live, m, 0)
+        n_reps = m.shape[0]
+        m_max = int(xp.max(m)) if n_reps else 0
+        q = xp.arange(m_max, dtype=xp.int64)[None, :]
+        if m_max and not bool(xp.all(sweep | ~live)):
             with np.errstate(over="ignore"):
-                drawn = (uniform(keys[:, None], q.astype(np.uint64)) * st.d).astype(np.int64)
-            drawn = np.minimum(drawn, st.d - 1)
+                drawn = xp.astype(uniform(keys[:, None], xp.astype(q, xp.uint64)) * st.d, xp.int64)
+            drawn = xp.minimum(drawn, st.d - 1)
         else:
-            drawn = np.broadcast_to(q, (m.size, m_max))
-        tasks = np.where(q < m[:, None], np.where(sweep[:, None], q, drawn), -1)
-        batch = QueryBatch(a=state.a, b=state.b, tasks=tasks, h=np.where(live, h, 1), new=state.new & live)
-        return batch, state._replace(new=np.zeros_like(state.new))
+            drawn = xp.broadcast_to(q, (n_reps, m_max))
+        tasks = xp.where(q < m[:, None], xp.where(sweep[:, None], q, drawn), -1)
+        batch = QueryBatch(a=state.a, b=state.b, tasks=tasks, h=xp.where(live, h, 1), new=state.new & live)
+        return batch, state._replace(new=xp.zeros_like(state.new))
 
     def update(state, batch, D, keys=None):
         st = state.static
-        f = _fields(state)
+        xp = _ns(state.a)
+        f = state._asdict()  # every field is replaced, never written in place
         tasks = batch.tasks
-        asked = (tasks >= 0).any(axis=1) & ~state.done
+        asked = xp.any(tasks >= 0, axis=1) & ~state.done
         if D.shape != tasks.shape:
             raise ValueError(f"feedback must have the shape of the batch's tasks {tasks.shape}, got {D.shape}")
-        n_reps = asked.size
-        s = np.zeros(n_reps, dtype=np.int64)
-        if asked.any():
+        n_reps = asked.shape[0]
+        s = xp.zeros(n_reps, dtype=xp.int64)
+        if bool(xp.any(asked)):
             h, m, _, extra = _level(st, state.r, state.lev)
+            hf, mf = xp.astype(h, xp.float64), xp.astype(m, xp.float64)
             valid = tasks >= 0
             lq = state.lq0 + extra
-            absd = np.abs(D)
-            z = absd / (st.sigma * np.sqrt(4.0 * h * (lq + np.log(np.maximum(m, 1)))))[:, None]
+            absd = xp.abs(D)
+            z = absd / (st.sigma * xp.sqrt(4.0 * hf * (lq + xp.log(xp.maximum(mf, 1.0)))))[:, None]
             if st.uniform:
-                z = np.zeros_like(z)
-            z = np.where(valid & (z > 1.0), z, 0.0)
-            qb = np.argmax(z, axis=1) if z.shape[1] else np.zeros(n_reps, dtype=np.int64)
-            rows = np.arange(n_reps)
-            best = z[rows, qb] if z.shape[1] else np.zeros(n_reps)
-            best_sign = np.where(best > 0.0, np.where(D[rows, qb] > 0, 1, -1), 0) if z.shape[1] else s
-            total = np.cumsum(D, axis=1)[:, -1] if D.shape[1] else np.zeros(n_reps)
-            zs = np.abs(total) / (st.sigma * np.sqrt(4.0 * h * m * lq))
+                z = xp.zeros_like(z)
+            z = xp.where(valid & (z > 1.0), z, 0.0)
+            qb = xp.argmax(z, axis=1) if z.shape[1] else xp.zeros(n_reps, dtype=xp.int64)
+            rows = xp.arange(n_reps)
+            best = z[rows, qb] if z.shape[1] else xp.zeros(n_reps)
+            best_sign = xp.where(best > 0.0, _signs(xp, D[rows, qb] > 0), 0) if z.shape[1] else s
+            total = xp.cumulative_sum(D, axis=1)[:, -1] if D.shape[1] else xp.zeros(n_reps)
+            zs = xp.abs(total) / (st.sigma * xp.sqrt(4.0 * hf * mf * lq))
             use_sum = (zs > 1.0) & (zs > best)
-            sign = np.where(use_sum, np.where(total > 0, 1, -1), best_sign)
-            s = np.where(asked, sign, 0)
-            cost = np.where(asked, 2 * h * m, 0)
+            sign = xp.where(use_sum, _signs(xp, total > 0), best_sign)
+            s = xp.where(asked, sign, 0)
+            cost = xp.where(asked, 2 * h * m, 0)
             f["cq"] = f["cq"] + cost
             f["used"] = f["used"] + cost
             # undecided: the next level (the first level of the next round after the last)
@@ -501,8 +522,8 @@ def _query_learner(proc: _Procedure, delta, max_queries, schedule, params, doc=N
             lev = f["lev"] + 1
             r = f["r"]
             roll = lev > r
-            f["r"] = np.where(nxt & roll, r + 1, r)
-            f["lev"] = np.where(nxt, np.where(roll, _first_level(st, r + 1), lev), f["lev"])
+            f["r"] = xp.where(nxt & roll, r + 1, r)
+            f["lev"] = xp.where(nxt, xp.where(roll, _first_level(st, r + 1), lev), f["lev"])
         _resolve(f, st, proc, asked & (s != 0), s, asked & (s == 0))
         return ExpertQueryState(**f)
 
@@ -524,53 +545,58 @@ def _check_common(delta, max_queries, schedule):
 # -- binary insertion sort ---------------------------------------------------
 
 
-def _rank_start(f, idx):
-    f["order"][idx, 0] = 0
-    f["i"][idx] = 1
-    f["lo"][idx] = 0
-    f["hi"][idx] = 1
-    _rank_next(f, idx)
+def _rank_start(f, sel):
+    xp = _ns(sel)
+    first = xp.arange(f["static"].n)[None, :] == 0
+    f["order"] = xp.where(sel[:, None] & first, 0, f["order"])
+    _put(f, "i", sel, 1)
+    _put(f, "lo", sel, 0)
+    _put(f, "hi", sel, 1)
+    _rank_next(f, sel)
 
 
-def _rank_next(f, idx):
+def _rank_next(f, sel):
+    xp = _ns(sel)
     st = f["static"]
-    mid = (f["lo"][idx] + f["hi"][idx]) // 2
-    _set_comparison(f, idx, f["i"][idx], f["order"][idx, mid], st.max_queries - f["used"][idx], st.log_inv)
+    mid = xp.clip((f["lo"] + f["hi"]) // 2, 0, st.n - 1)
+    other = xp.take_along_axis(f["order"], mid[:, None], axis=1)[:, 0]
+    _set_comparison(f, sel, f["i"], other, st.max_queries - f["used"], st.log_inv)
 
 
-def _rank_result(f, idx, s):
+def _rank_result(f, sel, s):
+    xp = _ns(sel)
     n = f["static"].n
-    fail = s == 0
-    f["done"][idx[fail]] = True
-    idx, s = idx[~fail], s[~fail]
-    lo, hi = f["lo"][idx], f["hi"][idx]
+    f["done"] = f["done"] | (sel & (s == 0))
+    sel = sel & (s != 0)
+    lo, hi = f["lo"], f["hi"]
     mid = (lo + hi) // 2
-    hi = np.where(s > 0, mid, hi)
-    lo = np.where(s < 0, mid + 1, lo)
-    f["lo"][idx], f["hi"][idx] = lo, hi
-    ins = lo >= hi
-    if ins.any():
-        k = idx[ins]
-        i, pos = f["i"][k], lo[ins]
-        j = np.arange(n)[None, :]
-        old = f["order"][k]
-        src = np.where(j < pos[:, None], j, np.maximum(j - 1, 0))
-        moved = np.take_along_axis(old, src, axis=1)
-        new = np.where(j == pos[:, None], i[:, None], moved)
-        f["order"][k] = np.where(j <= i[:, None], new, old)
-        f["i"][k] = i + 1
-        f["lo"][k] = 0
-        f["hi"][k] = i + 1
-        fin = i + 1 >= n
-        f["done"][k[fin]] = True
-        f["ok"][k[fin]] = True
-    rest = idx[~f["done"][idx]]
-    if rest.size:
+    hi = xp.where(s > 0, mid, hi)
+    lo = xp.where(s < 0, mid + 1, lo)
+    _put(f, "lo", sel, lo)
+    _put(f, "hi", sel, hi)
+    ins = sel & (lo >= hi)
+    if bool(xp.any(ins)):
+        i, pos = f["i"], xp.clip(lo, 0, n - 1)
+        j = xp.arange(n)[None, :]
+        old = f["order"]
+        src = xp.where(j < pos[:, None], j, xp.maximum(j - 1, 0))
+        moved = xp.take_along_axis(old, src, axis=1)
+        new = xp.where(j == pos[:, None], i[:, None], moved)
+        _put(f, "order", ins, xp.where(j <= i[:, None], new, old))
+        _put(f, "i", ins, i + 1)
+        _put(f, "lo", ins, 0)
+        _put(f, "hi", ins, i + 1)
+        fin = ins & (i + 1 >= n)
+        f["done"] = f["done"] | fin
+        f["ok"] = f["ok"] | fin
+    rest = sel & ~f["done"]
+    if bool(xp.any(rest)):
         _rank_next(f, rest)
 
 
 def _rank_answer(state):
-    return np.where(state.ok[:, None], state.order, -1)
+    xp = _ns(state.order)
+    return xp.where(state.ok[:, None], state.order, -1)
 
 
 _RANKING = _Procedure("active_ranking", lambda n, delta: math.log(comparison_budget(n) / delta), _rank_start,
@@ -580,19 +606,20 @@ _RANKING = _Procedure("active_ranking", lambda n, delta: math.log(comparison_bud
 # -- one comparison --------------------------------------------------------
 
 
-def _cmp_start(f, idx):
+def _cmp_start(f, sel):
     st = f["static"]
-    _set_comparison(f, idx, 0, 1, st.max_queries, st.log_inv)
+    _set_comparison(f, sel, 0, 1, st.max_queries, st.log_inv)
 
 
-def _cmp_result(f, idx, s):
-    f["done"][idx] = True
-    f["ok"][idx] = s != 0
-    f["champ"][idx] = np.where(s > 0, 0, 1)
+def _cmp_result(f, sel, s):
+    xp = _ns(sel)
+    f["done"] = f["done"] | sel
+    _put(f, "ok", sel, s != 0)
+    _put(f, "champ", sel, xp.where(s > 0, 0, xp.ones_like(s)))
 
 
 def _champ_answer(state):
-    return np.where(state.ok, state.champ, -1)
+    return _ns(state.champ).where(state.ok, state.champ, -1)
 
 
 _COMPARE = _Procedure("compare_experts", lambda n, delta: math.log(1.0 / delta), _cmp_start, _cmp_result,

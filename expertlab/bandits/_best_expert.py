@@ -19,8 +19,8 @@ import numpy as np
 
 from .._validation import check_float, check_in, check_int
 from ..sim._protocol import Learner
-from ._active_ranking import (_DOUBLING, _NO_BUDGET, _PI2_6, _SEQUENTIAL, _champ_answer, _check_common, _Procedure,
-                              _query_learner, _set_comparison)
+from ._active_ranking import (_DOUBLING, _NO_BUDGET, _PI2_6, _SEQUENTIAL, _champ_answer, _check_common, _ns,
+                              _Procedure, _put, _query_learner, _set_comparison)
 
 __all__ = ["best_expert", "cluster_below_best_means"]
 
@@ -30,84 +30,88 @@ _METHODS = ("doubling", "sequential")
 # -- sequential champion search -------------------------------------------------
 
 
-def _seq_start(f, idx):
-    f["champ"][idx] = 0
-    f["i"][idx] = 1
-    _seq_next(f, idx)
+def _seq_start(f, sel):
+    _put(f, "champ", sel, 0)
+    _put(f, "i", sel, 1)
+    _seq_next(f, sel)
 
 
-def _seq_next(f, idx):
+def _seq_next(f, sel):
     st = f["static"]
-    _set_comparison(f, idx, f["i"][idx], f["champ"][idx], st.max_queries - f["used"][idx], st.log_inv)
+    _set_comparison(f, sel, f["i"], f["champ"], st.max_queries - f["used"], st.log_inv)
 
 
-def _seq_result(f, idx, s):
+def _seq_result(f, sel, s):
+    xp = _ns(sel)
     n = f["static"].n
-    fail = s == 0
-    f["done"][idx[fail]] = True
-    idx, s = idx[~fail], s[~fail]
-    f["champ"][idx] = np.where(s > 0, f["i"][idx], f["champ"][idx])
-    f["i"][idx] += 1
-    fin = f["i"][idx] >= n
-    f["done"][idx[fin]] = True
-    f["ok"][idx[fin]] = True
-    rest = idx[~fin]
-    if rest.size:
+    f["done"] = f["done"] | (sel & (s == 0))
+    sel = sel & (s != 0)
+    _put(f, "champ", sel & (s > 0), f["i"])
+    _put(f, "i", sel, f["i"] + 1)
+    fin = sel & (f["i"] >= n)
+    f["done"] = f["done"] | fin
+    f["ok"] = f["ok"] | fin
+    rest = sel & ~fin
+    if bool(xp.any(rest)):
         _seq_next(f, rest)
 
 
 # -- max search with doubling caps ------------------------------------------------
 
 
-def _dbl_start(f, idx, first_cap):
-    f["alive"][idx] = True
-    f["champ"][idx] = 0
-    f["phase"][idx] = 0
-    f["pcap"][idx] = first_cap
-    f["i"][idx] = 0
-    _dbl_next(f, idx)
+def _dbl_start(f, sel, first_cap):
+    _put(f, "alive", sel, True)
+    _put(f, "champ", sel, 0)
+    _put(f, "phase", sel, 0)
+    _put(f, "pcap", sel, first_cap)
+    _put(f, "i", sel, 0)
+    _dbl_next(f, sel)
 
 
-def _dbl_next(f, idx):
+def _dbl_next(f, sel):
     """Compare the champion with the next candidate at or after ``i``; a phase ends after the last one."""
+    xp = _ns(sel)
     st = f["static"]
     n = st.n
-    j = np.arange(n)[None, :]
-    while idx.size:
-        cand = f["alive"][idx] & (j != f["champ"][idx, None]) & (j >= f["i"][idx, None])
-        has = cand.any(axis=1)
-        k = idx[has]
-        if k.size:
-            i = np.argmax(cand[has], axis=1)
-            f["i"][k] = i
-            left = st.max_queries - f["used"][k]
-            pcap = f["pcap"][k]
+    j = xp.arange(n)[None, :]
+    while bool(xp.any(sel)):
+        cand = f["alive"] & (j != f["champ"][:, None]) & (j >= f["i"][:, None])
+        has = xp.any(cand, axis=1)
+        k = sel & has
+        if bool(xp.any(k)):
+            i = xp.argmax(xp.astype(cand, xp.int8), axis=1)  # the first candidate
+            _put(f, "i", k, i)
+            left = st.max_queries - f["used"]
+            pcap = f["pcap"]
             # phase k spends delta 6 / (pi^2 (k+1)^2), split over its at most n - 1 comparisons
-            lq0 = st.log_inv + np.log(_PI2_6 * (f["phase"][k] + 1.0) ** 2)
-            _set_comparison(f, k, i, f["champ"][k], np.minimum(pcap, left), lq0)
-            f["cut"][k] = left < pcap
+            lq0 = st.log_inv + xp.log(_PI2_6 * (xp.astype(f["phase"], xp.float64) + 1.0) ** 2)
+            _set_comparison(f, k, i, f["champ"], xp.minimum(pcap, left), lq0)
+            _put(f, "cut", k, left < pcap)
         # the phase is over: next phase with a doubled cap, unless one candidate is left
-        e = idx[~has]
-        f["phase"][e] += 1
-        f["pcap"][e] = np.where(f["pcap"][e] < _NO_BUDGET // 2, 2 * f["pcap"][e], _NO_BUDGET)  # no int64 overflow
-        f["i"][e] = 0
-        fin = f["alive"][e].sum(axis=1) <= 1
-        f["done"][e[fin]] = True
-        f["ok"][e[fin]] = True
-        idx = e[~fin]
+        e = sel & ~has
+        pcap = f["pcap"]
+        _put(f, "phase", e, f["phase"] + 1)
+        _put(f, "pcap", e, xp.where(pcap < _NO_BUDGET // 2, 2 * pcap, _NO_BUDGET))  # no int64 overflow
+        _put(f, "i", e, 0)
+        fin = e & (xp.sum(xp.astype(f["alive"], xp.int64), axis=1) <= 1)
+        f["done"] = f["done"] | fin
+        f["ok"] = f["ok"] | fin
+        sel = e & ~fin
 
 
-def _dbl_result(f, idx, s):
-    fail = (s == 0) & f["cut"][idx]  # the replication's own budget ran out
-    f["done"][idx[fail]] = True
-    idx, s = idx[~fail], s[~fail]
-    i, champ = f["i"][idx], f["champ"][idx]
-    win, lose = s > 0, s < 0
-    f["alive"][idx[win], champ[win]] = False
-    f["champ"][idx[win]] = i[win]
-    f["alive"][idx[lose], i[lose]] = False
-    f["i"][idx] = i + 1
-    _dbl_next(f, idx)
+def _dbl_result(f, sel, s):
+    xp = _ns(sel)
+    fail = sel & (s == 0) & f["cut"]  # the replication's own budget ran out
+    f["done"] = f["done"] | fail
+    sel = sel & ~fail
+    i, champ = f["i"], f["champ"]
+    win, lose = sel & (s > 0), sel & (s < 0)
+    j = xp.arange(f["static"].n)[None, :]
+    beaten = (win[:, None] & (j == champ[:, None])) | (lose[:, None] & (j == i[:, None]))
+    f["alive"] = f["alive"] & ~beaten
+    _put(f, "champ", win, i)
+    _put(f, "i", sel, i + 1)
+    _dbl_next(f, sel)
 
 
 def best_expert(delta: float = 0.05, *, max_queries: int | None = None, schedule: str = "adaptive",
@@ -194,7 +198,7 @@ def best_expert(delta: float = 0.05, *, max_queries: int | None = None, schedule
         params["max_queries"] = max_queries
     log_inv = lambda n, d: math.log((n - 1) / d)  # noqa: E731
     if method == "doubling":
-        proc = _Procedure("best_expert", log_inv, lambda f, idx: _dbl_start(f, idx, first_cap), _dbl_result,
+        proc = _Procedure("best_expert", log_inv, lambda f, sel: _dbl_start(f, sel, first_cap), _dbl_result,
                           _champ_answer, _DOUBLING, first_cap)
     else:
         proc = _Procedure("best_expert", log_inv, _seq_start, _seq_result, _champ_answer, _SEQUENTIAL)

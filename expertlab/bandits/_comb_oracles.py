@@ -247,12 +247,10 @@ def _regret_metric(env) -> Metric:
 
     def update(acc, info, t):
         xp = _ns(info["mean"])
-        pulls = acc["pulls"] + 0
-        rows = xp.arange(pulls.shape[0])
-        for j in range(info["items"].shape[1]):
-            it = info["items"][:, j]
-            ok = info["valid"][:, j]
-            pulls[rows[ok], it[ok]] += 1
+        pulls = acc["pulls"]
+        all_items = xp.arange(pulls.shape[1])[None, :]
+        for j in range(info["items"].shape[1]):  # padding (-1) matches no item
+            pulls = pulls + xp.astype(info["items"][:, j:j + 1] == all_items, xp.int64)
         return {"reg": acc["reg"] + (best - info["mean"]), "pulls": pulls}
 
     return Metric("regret", init, update, lambda acc: acc["reg"], lambda acc: {"pulls": acc["pulls"]})
@@ -262,7 +260,11 @@ def _violation_metric(budget) -> Metric:
     def init(n_reps, xp):
         return xp.zeros(n_reps, dtype=xp.int64)
 
-    return Metric("violations", init, lambda acc, info, t: acc + (info["var"] > budget), lambda acc: acc)
+    def update(acc, info, t):
+        xp = _ns(info["var"])
+        return acc + xp.astype(info["var"] > budget, xp.int64)
+
+    return Metric("violations", init, update, lambda acc: acc)
 
 
 def _possible_metric() -> Metric:

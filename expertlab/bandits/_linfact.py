@@ -27,6 +27,7 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
+from .._backend import asnumpy, get_namespace
 from .._validation import as_real_array, check_array_size, check_float, check_int, check_open_unit
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
 from ..sim._variates import normal_array
@@ -290,15 +291,17 @@ class LinearArms(Environment):
     def step(self, mu, counts, t, keys):
         """Pull every arm ``counts`` times; the feedback is the sums of the rewards ``(n_reps, n_arms)``."""
         n_reps = keys.shape[0]
-        counts = np.asarray(counts)
-        if counts.shape != (n_reps, self.n_arms) or counts.dtype.kind not in "iu":
+        xp = _ns(keys)
+        counts = xp.asarray(counts)
+        if counts.shape != (n_reps, self.n_arms) or not xp.isdtype(counts.dtype, "integral"):
             raise ValueError(f"a linear learner's act must return integer pull counts of shape "
                              f"({n_reps}, {self.n_arms}), got {counts.dtype} {counts.shape}")
-        if np.any(counts < 0):
+        if bool(xp.any(counts < 0)):
             raise ValueError("a linear learner's act returned negative pull counts")
-        z = normal_array(np, keys[:, None], np.arange(self.n_arms, dtype=np.uint64)[None, :])
-        S = counts * mu[None, :] + self.sigma * np.sqrt(counts) * z
-        return mu, S, {"samples": counts.sum(axis=1)}
+        z = normal_array(xp, keys[:, None], xp.arange(self.n_arms, dtype=xp.uint64)[None, :])
+        cf = xp.astype(counts, xp.float64)
+        S = cf * mu[None, :] + self.sigma * xp.sqrt(cf) * z
+        return mu, S, {"samples": xp.sum(counts, axis=1)}
 
     def available_metrics(self) -> Mapping[str, Metric]:
         """``samples`` (see the Notes of the class)."""
@@ -371,9 +374,15 @@ class _LStatic(NamedTuple):
     eps_m: float
 
 
+def _ns(a):
+    """The array namespace of the array ``a``: NumPy itself for NumPy arrays."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
 def _lone(U, rej):
     """An undecided arm whose every comparator is rejected is the last one standing: the best."""
-    lone = U & ((~rej).sum(axis=1) == 1)[:, None]
+    xp = _ns(U)
+    lone = U & (xp.sum(xp.astype(~rej, xp.int64), axis=1) == 1)[:, None]
     return U & ~lone, lone
 
 
@@ -391,69 +400,76 @@ def _eliminator(name, eps, delta, design, estimate, params, structured) -> Learn
         X = np.asarray(spec.arms, dtype=np.float64) if structured else np.eye(spec.n_actions)
         eps_m = float(spec.info.get("misspecification", 0.0)) if structured else 0.0
         K = int(spec.n_actions)
-        U = np.ones((n_reps, K), dtype=bool)
-        return LinFACTState(undecided=U, rejected=np.zeros_like(U), accepted=np.zeros_like(U),
-                            rho=np.zeros(n_reps), n_r=np.zeros(n_reps), phase=np.zeros(n_reps, dtype=np.int64),
+        U = xp.ones((n_reps, K), dtype=xp.bool)
+        return LinFACTState(undecided=U, rejected=xp.zeros_like(U), accepted=xp.zeros_like(U),
+                            rho=xp.zeros(n_reps), n_r=xp.zeros(n_reps), phase=xp.zeros(n_reps, dtype=xp.int64),
                             static=_LStatic(X, float(spec.sigma), eps_m))
+
+    def _phase(state, live):
+        """The phase ``r`` of the live replications (they all are in the same one)."""
+        first = int(np.flatnonzero(asnumpy(live))[0])
+        return int(state.phase[first]) + 1
 
     def act(state, obs=None, keys=None):
         U, rej = state.undecided, state.rejected
+        xp = _ns(U)
         n_reps, K = U.shape
-        counts = np.zeros((n_reps, K), dtype=np.int64)
-        rho = np.zeros(n_reps)
-        N_r = np.zeros(n_reps)
-        live = np.flatnonzero(U.any(axis=1))
-        if live.size:
-            r = int(state.phase[live[0]]) + 1  # every live replication is in the same phase
+        counts = xp.zeros((n_reps, K), dtype=xp.int64)
+        rho = xp.zeros(n_reps)
+        N_r = xp.zeros(n_reps)
+        live = xp.any(U, axis=1)
+        if bool(xp.any(live)):
+            r = _phase(state, live)
             eps_r = 2.0 ** -r
             delta_r = 6.0 * delta / (math.pi ** 2 * r * r)
-            eye = np.eye(K, dtype=bool)
-            P = U[live][:, :, None] & ~rej[live][:, None, :] & ~eye
-            lam, rho_l = design(state.static.X, P)
-            n_pairs = P.reshape(live.size, -1).sum(axis=1)
-            N_l = np.ceil(2.0 * state.static.sigma ** 2 * rho_l / eps_r ** 2 * np.log(2.0 * n_pairs / delta_r))
-            if not np.all(N_l <= _MAX_PULLS):
+            P = U[:, :, None] & ~rej[:, None, :] & ~xp.eye(K, dtype=xp.bool)
+            lam, rho_l = design(state.static.X, P, live)       # zero on the replications that are done
+            n_pairs = xp.sum(xp.astype(xp.reshape(P, (n_reps, K * K)), xp.float64), axis=1)
+            n_pairs = xp.where(live, n_pairs, 1.0)
+            N_l = xp.ceil(2.0 * state.static.sigma ** 2 * rho_l / eps_r ** 2 * xp.log(2.0 * n_pairs / delta_r))
+            if not bool(xp.all(~live | (N_l <= _MAX_PULLS))):
                 raise ValueError(f"{name}: phase {r} needs more than 2**62 pulls (accuracy 2**-{r}), beyond int64 "
                                  f"counts: an arm's mean lies within about 2**-{r} of the boundary max - eps with "
                                  f"eps={eps}, and no phase can decide it; choose an eps away from the gaps")
-            counts[live] = np.ceil(lam * N_l[:, None] - 1e-9).astype(np.int64)
-            rho[live], N_r[live] = rho_l, N_l
+            N_l = xp.where(live, N_l, 0.0)
+            counts = xp.where(live[:, None], xp.astype(xp.ceil(lam * N_l[:, None] - 1e-9), xp.int64), 0)
+            rho, N_r = xp.where(live, rho_l, 0.0), N_l
         return counts, state._replace(rho=rho, n_r=N_r)
 
     def update(state, counts, S, keys=None):
-        U, rej, acc = state.undecided.copy(), state.rejected.copy(), state.accepted.copy()
+        U, rej, acc = state.undecided, state.rejected, state.accepted
+        xp = _ns(U)
         n_reps, K = U.shape
-        phase = state.phase.copy()
-        live = np.flatnonzero(U.any(axis=1))
+        phase = state.phase
+        live = xp.any(U, axis=1)
         if S.shape != (n_reps, K):
             raise ValueError(f"feedback must have shape ({n_reps}, {K}), got {S.shape}")
-        if live.size:
+        if bool(xp.any(live)):
             st = state.static
-            r = int(phase[live[0]]) + 1
+            r = _phase(state, live)
             eps_r = 2.0 ** -r
-            eye = np.eye(K, dtype=bool)
-            mu_hat = estimate(st.X, counts[live], S[live])
-            width = np.full((live.size, 1, 1), eps_r)
+            mu_hat = estimate(st.X, counts, S, live)
+            width = xp.full((n_reps, 1, 1), eps_r)
             if st.eps_m > 0:
-                rho, N_r = state.rho[live], state.n_r[live]
-                width = width + st.eps_m * (2.0 + np.sqrt(rho * (N_r + K) / N_r))[:, None, None]
-            Ul, Nset = U[live], ~rej[live]
+                rho, N_r = state.rho, xp.where(live, state.n_r, 1.0)
+                width = width + st.eps_m * (2.0 + xp.sqrt(rho * (N_r + K) / N_r))[:, None, None]
+            Ul, Nset = U, ~rej  # a replication that is done has no undecided arm, so nothing below changes it
             dif = mu_hat[:, None, :] - mu_hat[:, :, None]          # dif[r, i, j] = mu_hat_j - mu_hat_i
-            Nm = Nset[:, None, :] & ~eye
-            reject = Ul & np.any(Nm & (dif - width > eps), axis=2)
-            accept = Ul & ~reject & np.all(~Nm | (dif + width <= eps), axis=2)
+            Nm = Nset[:, None, :] & ~xp.eye(K, dtype=xp.bool)
+            reject = Ul & xp.any(Nm & (dif - width > eps), axis=2)
+            accept = Ul & ~reject & xp.all(~Nm | (dif + width <= eps), axis=2)
             if st.eps_m > 0:  # below the misspecification floor: keep every arm still undecided
-                accept |= (eps_r < width[:, 0, :] - eps_r) & Ul & ~reject
-            rej[live] |= reject
-            acc[live] |= accept
-            U[live] &= ~(reject | accept)
-            phase[live] = r
+                accept = accept | ((eps_r < width[:, 0, :] - eps_r) & Ul & ~reject)
+            rej = rej | reject
+            acc = acc | accept
+            U = U & ~(reject | accept)
+            phase = xp.where(live, r, phase)
         U, lone = _lone(U, rej)
-        acc |= lone
+        acc = acc | lone
         return state._replace(undecided=U, rejected=rej, accepted=acc, phase=phase)
 
     def done(state):
-        return ~state.undecided.any(axis=1)
+        return ~_ns(state.undecided).any(state.undecided, axis=1)
 
     def answer(state):
         return state.accepted
@@ -463,20 +479,33 @@ def _eliminator(name, eps, delta, design, estimate, params, structured) -> Learn
 
 
 def _linfact_design(n_design_iter):
-    def design(X, P):
-        # replications with the same undecided and comparator sets share one design
-        packed = np.packbits(P.reshape(P.shape[0], -1), axis=1)
+    def design(X, P, live):
+        # The Frank--Wolfe design is a small dense problem solved once per phase: it runs on the host
+        # (NumPy), on a copy of the pair masks of the live replications, and its allocation goes back
+        # to the run's namespace.  Replications with the same undecided and comparator sets share one design.
+        xp = _ns(P)
+        rows = np.flatnonzero(asnumpy(live))
+        Pl = np.asarray(asnumpy(P))[rows]
+        packed = np.packbits(Pl.reshape(Pl.shape[0], -1), axis=1)
         _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
-        lam, rho = _fw(X, P[first], n_design_iter)
-        return lam[inverse.ravel()], rho[inverse.ravel()]
+        lam_u, rho_u = _fw(X, Pl[first], n_design_iter)
+        lam = np.zeros((P.shape[0], X.shape[0]))
+        rho = np.zeros(P.shape[0])
+        lam[rows], rho[rows] = lam_u[inverse.ravel()], rho_u[inverse.ravel()]
+        return xp.asarray(lam), xp.asarray(rho)
 
     return design
 
 
-def _linfact_estimate(X, counts, S):
-    A = np.einsum("rk,ki,kj->rij", counts.astype(np.float64), X, X)
-    theta_hat = np.linalg.solve(A, np.einsum("ki,rk->ri", X, S)[..., None])[..., 0]
-    return theta_hat @ X.T
+def _linfact_estimate(X, counts, S, live):
+    """Least-squares means ``X theta_hat`` of every replication (zero on those that are done)."""
+    xp = _ns(counts)
+    Xa = xp.asarray(X)
+    d = Xa.shape[1]
+    A = (xp.matrix_transpose(Xa)[None, :, :] * xp.astype(counts, xp.float64)[:, None, :]) @ Xa
+    A = xp.where(live[:, None, None], A, xp.eye(d)[None, :, :])  # a done replication pulls nothing
+    theta_hat = xp.linalg.solve(A, (S @ Xa)[..., None])[..., 0]
+    return xp.where(live[:, None], theta_hat @ xp.matrix_transpose(Xa), 0.0)
 
 
 def linfact(eps: float, delta: float = 0.05, *, n_design_iter: int = 200) -> Learner:
@@ -613,13 +642,15 @@ def unstructured_all_eps_good(eps: float, delta: float = 0.05) -> Learner:
     eps = check_float(eps, "eps", positive=True)
     delta = check_open_unit(delta, "delta")
 
-    def design(X, P):
-        involved = P.any(axis=2) | P.any(axis=1)
-        m = involved.sum(axis=1)
+    def design(X, P, live):
+        xp = _ns(P)
+        involved = xp.astype(xp.any(P, axis=2) | xp.any(P, axis=1), xp.float64)
+        m = xp.maximum(xp.sum(involved, axis=1), 1.0)  # no arm is involved once a replication is done
         return involved / m[:, None], 2.0 * m
 
-    def estimate(X, counts, S):
-        return np.where(counts > 0, S / np.maximum(counts, 1), 0.0)
+    def estimate(X, counts, S, live):
+        xp = _ns(counts)
+        return xp.where(counts > 0, S / xp.astype(xp.maximum(counts, 1), xp.float64), 0.0)
 
     return _eliminator("unstructured_all_eps_good", eps, delta, design, estimate, {"eps": eps, "delta": delta},
                        structured=False)

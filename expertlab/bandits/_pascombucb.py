@@ -211,8 +211,9 @@ def _cr_array(n, rho):
 def _bounds(xp, cnt, s1, s2, st):
     unseen = cnt == 0
     nf = xp.where(unseen, 1, cnt)
-    mh = s1 / nf
-    vh = xp.maximum(s2 / nf - mh * mh, 0.0)
+    nff = xp.astype(nf, xp.float64)
+    mh = s1 / nff
+    vh = xp.maximum(s2 / nff - mh * mh, 0.0)
     crm = xp.asarray(_cr_array(nf, st.omega_mu))
     crv = xp.asarray(_cr_array(nf, st.omega_v))
     ucb_mu = xp.where(unseen, _UNSEEN, mh + crm)
@@ -229,22 +230,22 @@ def _exact_oracle(xp, st, ucb_mu, lcb_v):
     u = xp.zeros((n, arms.shape[0]))
     lv = xp.zeros((n, arms.shape[0]))
     for j in range(st.k):  # sums in item order, as in the compiled path
-        u = u + xp.where(valid[None, :, j], ucb_mu[:, ii[:, j]], 0.0)
-        lv = lv + xp.where(valid[None, :, j], lcb_v[:, ii[:, j]], 0.0)
+        u = u + xp.where(valid[None, :, j], xp.take(ucb_mu, ii[:, j], axis=1), 0.0)
+        lv = lv + xp.where(valid[None, :, j], xp.take(lcb_v, ii[:, j], axis=1), 0.0)
     if st.safe and st.k > 1:
         # a single item is absolutely safe (variance_bound <= budget), so it always stays possible
         possible = ~valid[None, :, 1] | (lv < st.budget)
     else:
         possible = xp.ones(u.shape, dtype=xp.bool)
     best = xp.argmax(xp.where(possible, u, -xp.inf), axis=1)
-    return arms[best], xp.astype(xp.sum(possible, axis=1), xp.int64)
+    return xp.take(arms, best, axis=0), xp.astype(xp.sum(xp.astype(possible, xp.int64), axis=1), xp.int64)
 
 
 def _greedy_oracle(xp, st, ucb_mu, lcb_v):
     n_rows = ucb_mu.shape[0]
     rows = xp.arange(n_rows)
-    order = np.argsort(-asnumpy(ucb_mu), axis=1, kind="stable")
-    order = xp.asarray(order)
+    order = xp.argsort(-ucb_mu, axis=1, stable=True)
+    slot = xp.arange(st.k)[None, :]
     buf = xp.full((n_rows, st.k), -1, dtype=xp.int64)
     n = xp.zeros(n_rows, dtype=xp.int64)
     lv = xp.zeros(n_rows)
@@ -254,9 +255,9 @@ def _greedy_oracle(xp, st, ucb_mu, lcb_v):
         take = n < st.k
         if st.safe:
             take = take & ((n == 0) | (lv + li < st.budget))
-        buf[rows[take], n[take]] = i[take]
+        buf = xp.where(take[:, None] & (slot == n[:, None]), i[:, None], buf)
         lv = xp.where(take, lv + li, lv)
-        n = n + take
+        n = n + xp.astype(take, xp.int64)
     return buf, xp.full(n_rows, -1, dtype=xp.int64)
 
 
@@ -265,9 +266,9 @@ def _split_rows(xp, st, chosen, ucb_v):
     n_rows = chosen.shape[0]
     ok_all = chosen >= 0
     if not st.safe:
-        return xp.where(ok_all, 0, -1), xp.ones(n_rows, dtype=xp.int64)
+        return xp.where(ok_all, xp.zeros(chosen.shape, dtype=xp.int64), -1), xp.ones(n_rows, dtype=xp.int64)
     rows = xp.arange(n_rows)
-    piece = xp.full(chosen.shape, -1, dtype=xp.int64)
+    pieces = []
     n_pieces = xp.zeros(n_rows, dtype=xp.int64)
     load = xp.zeros(n_rows)
     size = xp.zeros(n_rows, dtype=xp.int64)
@@ -276,11 +277,11 @@ def _split_rows(xp, st, chosen, ucb_v):
         v = ucb_v[rows, xp.where(ok, chosen[:, j], 0)]
         join = ok & (size > 0) & (size < st.k) & (load + v < st.budget)
         new = ok & ~join
-        n_pieces = n_pieces + new
+        n_pieces = n_pieces + xp.astype(new, xp.int64)
         load = xp.where(join, load + v, xp.where(new, v, load))
         size = xp.where(join, size + 1, xp.where(new, 1, size))
-        piece[:, j] = xp.where(ok, n_pieces - 1, -1)
-    return piece, n_pieces
+        pieces.append(xp.where(ok, n_pieces - 1, -1))
+    return xp.stack(pieces, axis=1), n_pieces
 
 
 def _act(state):
@@ -291,19 +292,18 @@ def _act(state):
     need = ~in_warm & (state.q >= state.n_pieces)
     buf, piece, n_pieces, q, n_possible = state.buf, state.piece, state.n_pieces, state.q, state.n_possible
     if bool(xp.any(need)):
-        idx = xp.nonzero(need)[0]
-        ucb_mu, lcb_v, ucb_v = _bounds(xp, state.cnt[idx], state.s1[idx], state.s2[idx], st)
+        # every row's new phase, kept where a phase starts (each row's oracle sees only its own bounds)
+        ucb_mu, lcb_v, ucb_v = _bounds(xp, state.cnt, state.s1, state.s2, st)
         if st.arms.shape[0] > 0:
             chosen, poss = _exact_oracle(xp, st, ucb_mu, lcb_v)
         else:
             chosen, poss = _greedy_oracle(xp, st, ucb_mu, lcb_v)
         pc, npc = _split_rows(xp, st, chosen, ucb_v)
-        buf, piece, n_pieces, q, n_possible = (a + 0 for a in (buf, piece, n_pieces, q, n_possible))
-        buf[idx] = chosen
-        piece[idx] = pc
-        n_pieces[idx] = npc
-        q[idx] = 0
-        n_possible[idx] = poss
+        buf = xp.where(need[:, None], chosen, buf)
+        piece = xp.where(need[:, None], pc, piece)
+        n_pieces = xp.where(need, npc, n_pieces)
+        q = xp.where(need, 0, q)
+        n_possible = xp.where(need, poss, n_possible)
     # this pull: the warm-up group, or the next piece of the phase (its items in the arm's order)
     sel = (piece == q[:, None]) & (buf >= 0)
     order = xp.argsort(xp.astype(~sel, xp.int8), axis=1, stable=True)
@@ -311,7 +311,7 @@ def _act(state):
     count = xp.count_nonzero(sel, axis=1)
     items = xp.where(xp.arange(st.k)[None, :] < count[:, None], items, -1)
     groups = xp.asarray(st.groups)
-    warm_items = groups[state.t % groups.shape[0]]
+    warm_items = xp.take(groups, state.t % groups.shape[0], axis=0)
     items = xp.where(in_warm[:, None], warm_items, items)
     q = xp.where(in_warm, q, q + 1)
     new = state._replace(buf=buf, piece=piece, n_pieces=n_pieces, q=q, n_possible=n_possible)
@@ -324,14 +324,14 @@ def _update(state, action, x):
     n_reps, L = state.cnt.shape
     if items.shape[0] != n_reps or x.shape != items.shape:
         raise ValueError(f"feedback must have the shape of the pulled items {items.shape}, got {x.shape}")
-    cnt, s1, s2 = state.cnt + 0, state.s1 + 0.0, state.s2 + 0.0
-    rows = xp.arange(n_reps)
-    for j in range(items.shape[1]):
-        ok = items[:, j] >= 0
-        r, i, v = rows[ok], items[ok, j], x[ok, j]
-        cnt[r, i] += 1
-        s1[r, i] += v
-        s2[r, i] += v * v
+    cnt, s1, s2 = state.cnt, state.s1, state.s2
+    all_items = xp.arange(L)[None, :]
+    for j in range(items.shape[1]):  # the items of a row are distinct; padding (-1) matches no item
+        hit = items[:, j:j + 1] == all_items
+        v = x[:, j:j + 1]
+        cnt = cnt + xp.astype(hit, xp.int64)
+        s1 = xp.where(hit, s1 + v, s1)
+        s2 = xp.where(hit, s2 + v * v, s2)
     return state._replace(cnt=cnt, s1=s1, s2=s2, t=state.t + 1)
 
 

@@ -37,6 +37,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from .._backend import asnumpy, get_namespace
 from .._random import round_key, stream_key, uniform
 from .._validation import as_real_array, check_array_size, check_float, check_int
 from ..sim._engine import register_fast_path, replication_keys
@@ -75,16 +76,28 @@ class SearchOutcome(NamedTuple):
 
 def _instance(env, plan, keys):
     """Hider, ``(hit, found_at, cost)`` of one instance per replication: the reference arithmetic."""
+    xp = _ns(keys)
     n_reps = plan.shape[0]
     with np.errstate(over="ignore"):
         u = uniform(stream_key(keys, _HIDER_STREAM), np.uint64(0))
-    hider = np.searchsorted(env.cum_prob, u, side="right")              # n_nodes: absent
-    cum = np.cumsum(np.where(plan >= 0, env.dag.cost[np.maximum(plan, 0)], 0.0), axis=1)
+    hider = xp.searchsorted(xp.asarray(env.cum_prob), u, side="right")  # n_nodes: absent
+    cost = xp.asarray(env.dag.cost)
+    cum = xp.cumulative_sum(xp.where(plan >= 0, cost[xp.maximum(plan, 0)], 0.0), axis=1)
     at = plan == hider[:, None]                                          # at most one True per row
-    hit = at.any(axis=1)
-    pos = np.argmax(at, axis=1)
-    cost = np.where(hit, cum[np.arange(n_reps), pos], cum[:, -1])
-    return hider, hit, np.where(hit, hider, -1), cost
+    hit = xp.any(at, axis=1)
+    pos = xp.argmax(xp.astype(at, xp.int8), axis=1)
+    cost = xp.where(hit, cum[xp.arange(n_reps), pos], cum[:, -1])
+    return hider, hit, xp.where(hit, hider, -1), cost
+
+
+def _ns(a):
+    """The array namespace of the array ``a``: NumPy itself for NumPy arrays."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
+def _as_float(b):
+    xp = _ns(b)
+    return xp.astype(b, xp.float64)
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -186,25 +199,27 @@ class SearchStream(Environment):
 
     def _check_plan(self, plan, n_reps, t):
         n = self.dag.n_nodes
-        plan = np.asarray(plan)
-        if plan.shape != (n_reps, n) or plan.dtype.kind not in "iu":
+        xp = _ns(plan) if hasattr(plan, "__array_namespace__") else np
+        plan = xp.asarray(plan)
+        if plan.shape != (n_reps, n) or not xp.isdtype(plan.dtype, "integral"):
             raise ValueError(f"a search learner must return an int plan of shape ({n_reps}, {n}), got "
                              f"{plan.dtype} {plan.shape}")
-        seen = np.zeros(n_reps, dtype=np.int64)
-        ended = np.zeros(n_reps, dtype=bool)
-        bad = (plan[:, 0] < 0) | (plan < -1).any(axis=1) | (plan >= n).any(axis=1)
-        pmask = self._parent_masks()
+        seen = xp.zeros(n_reps, dtype=xp.int64)
+        ended = xp.zeros(n_reps, dtype=xp.bool)
+        bad = (plan[:, 0] < 0) | xp.any(plan < -1, axis=1) | xp.any(plan >= n, axis=1)
+        pmask = xp.asarray(self._parent_masks())
         for q in range(n):
-            v = plan[:, q]
+            v = xp.astype(plan[:, q], xp.int64)
             live = v >= 0
-            bit = np.left_shift(np.int64(1), np.maximum(v, 0))
-            need = pmask[np.clip(v, 0, n - 1)]
-            bad |= live & (ended | ((seen & bit) != 0) | ((need & seen) != need))
-            seen |= np.where(live, bit, 0)
-            ended |= ~live
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"instance {t}: replication {r} returned the plan {plan[r].tolist()}, which is not a "
+            bit = xp.bitwise_left_shift(xp.ones_like(v), xp.maximum(v, 0))
+            need = pmask[xp.clip(v, 0, n - 1)]
+            bad = bad | (live & (ended | ((seen & bit) != 0) | ((need & seen) != need)))
+            seen = seen | xp.where(live, bit, 0)
+            ended = ended | ~live
+        if bool(xp.any(bad)):
+            r = int(xp.argmax(xp.astype(bad, xp.int8)))  # the first bad replication
+            raise ValueError(f"instance {t}: replication {r} returned the plan {asnumpy(plan[r, :]).tolist()}, "
+                             "which is not a "
                              "non-empty precedence-feasible sequence of distinct nodes padded with -1")
         return plan
 
@@ -217,19 +232,19 @@ class SearchStream(Environment):
 
         def active(info):
             a = info.get("active")
-            return np.ones(info["hit"].shape, dtype=bool) if a is None else a
+            return _ns(info["hit"]).ones(info["hit"].shape, dtype=_ns(info["hit"]).bool) if a is None else a
 
         def count(name, what):
-            return Metric(name, lambda n, xp: np.zeros(n), lambda acc, info, t: acc + what(info), lambda acc: acc)
+            return Metric(name, lambda n, xp: xp.zeros(n), lambda acc, info, t: acc + what(info), lambda acc: acc)
 
         def regret_update(acc, info, t):
             a = active(info)
-            return (acc[0] + (info["hit"] & a), acc[1] + np.where(a, info["cost"], 0.0))
+            return (acc[0] + _as_float(info["hit"] & a), acc[1] + _ns(a).where(a, info["cost"], 0.0))
 
         return {
-            "found": count("found", lambda i: i["hit"] & active(i)),
-            "cost": count("cost", lambda i: np.where(active(i), i["cost"], 0.0)),
-            "regret": Metric("regret", lambda n, xp: (np.zeros(n), np.zeros(n)), regret_update,
+            "found": count("found", lambda i: _as_float(i["hit"] & active(i))),
+            "cost": count("cost", lambda i: _ns(i["cost"]).where(active(i), i["cost"], 0.0)),
+            "regret": Metric("regret", lambda n, xp: (xp.zeros(n), xp.zeros(n)), regret_update,
                              lambda acc: r_star * acc[1] - acc[0]),
             "found_within_budget": _budget_metric(self),
         }
@@ -239,20 +254,22 @@ def _budget_metric(env) -> Metric:
     budgets, r_star = env.budgets, env.optimal_rate
 
     def init(n_reps, xp):
-        return (np.zeros(n_reps), np.zeros((n_reps, budgets.size), dtype=np.int64))
+        return (xp.zeros(n_reps), xp.zeros((n_reps, budgets.size), dtype=xp.int64))
 
     def update(acc, info, t):
         spent, found = acc
+        xp = _ns(spent)
         a = info.get("active")
-        a = np.ones(spent.shape, dtype=bool) if a is None else a
+        a = xp.ones(spent.shape, dtype=xp.bool) if a is None else a
         t_find = spent + info["cost"]
-        found = found + ((a & info["hit"])[:, None] & (t_find[:, None] <= budgets[None, :]))
-        return (np.where(a, t_find, spent), found)
+        within = (a & info["hit"])[:, None] & (t_find[:, None] <= xp.asarray(budgets)[None, :])
+        return (xp.where(a, t_find, spent), found + xp.astype(within, xp.int64))
 
     def final(acc):
-        return {"found_by_budget": acc[1], "regret_by_budget": r_star * budgets[None, :] - acc[1]}
+        xp = _ns(acc[1])
+        return {"found_by_budget": acc[1], "regret_by_budget": r_star * xp.asarray(budgets)[None, :] - _as_float(acc[1])}
 
-    return Metric("found_within_budget", init, update, lambda acc: acc[1][:, -1] * 1.0, final)
+    return Metric("found_within_budget", init, update, lambda acc: _as_float(acc[1][:, -1]), final)
 
 
 def search_stream(dag: SearchDAG, budget: float = 1000.0, n_budgets: int = 20) -> SearchStream:
@@ -361,29 +378,29 @@ def _fixed_plan(dag, stop):
     return fixed
 
 
-def _init_state(spec, n_reps, plan, table):
+def _init_state(spec, n_reps, plan, table, xp):
     n_reps = check_int(n_reps, "n_reps")
     n = spec.n_nodes
-    z = np.zeros((n_reps, n))
-    return SearchState(k=np.zeros(n_reps, dtype=np.int64), spent=np.zeros(n_reps),
-                       plan=np.broadcast_to(plan, (n_reps, n)).copy(), pulls=z, hits=z.copy(),
-                       next_plan=np.ones(n_reps, dtype=np.int64), budget=float(spec.budget),
-                       cost=np.asarray(spec.dag.cost), table=table)
+    return SearchState(k=xp.zeros(n_reps, dtype=xp.int64), spent=xp.zeros(n_reps),
+                       plan=xp.asarray(xp.broadcast_to(xp.asarray(plan), (n_reps, n)), copy=True),
+                       pulls=xp.zeros((n_reps, n)), hits=xp.zeros((n_reps, n)),
+                       next_plan=xp.ones(n_reps, dtype=xp.int64), budget=float(spec.budget),
+                       cost=xp.asarray(spec.dag.cost), table=table)
 
 
 def _update(state, plan, outcome, learn):
     """Fold one instance into the replications that had not spent their budget before it."""
+    xp = _ns(state.spent)
     active = state.spent < state.budget
     pulls, hits = state.pulls, state.hits
     if learn:
-        n_reps, n = plan.shape
-        inplan = np.zeros((n_reps, n), dtype=bool)
-        live = plan >= 0
-        inplan[np.nonzero(live)[0], plan[live]] = True
-        pulls = pulls + (inplan & active[:, None])
-        hits = hits + (inplan & active[:, None] & (np.arange(n)[None, :] == outcome.found_at[:, None]))
-    return state._replace(k=state.k + active, spent=np.where(active, state.spent + outcome.cost, state.spent),
-                          pulls=pulls, hits=hits)
+        n = plan.shape[1]
+        node = xp.arange(n)
+        inplan = xp.any(plan[:, :, None] == node[None, None, :], axis=1)  # padding (-1) is no node
+        pulls = pulls + _as_float(inplan & active[:, None])
+        hits = hits + _as_float(inplan & active[:, None] & (node[None, :] == outcome.found_at[:, None]))
+    return state._replace(k=state.k + xp.astype(active, xp.int64),
+                          spent=xp.where(active, state.spent + outcome.cost, state.spent), pulls=pulls, hits=hits)
 
 
 def _done(state):
@@ -451,7 +468,7 @@ def dag_greedy(stop: bool = True) -> Learner:
 
     def init(spec, n_reps, keys=None, xp=np):
         _check_spec(spec, "dag_greedy")
-        return _init_state(spec, n_reps, _fixed_plan(spec.dag, stop), None)
+        return _init_state(spec, n_reps, _fixed_plan(spec.dag, stop), None, xp)
 
     def act(state, obs=None, keys=None):
         return state.plan, state
@@ -539,19 +556,22 @@ def dag_optimistic(bonus: float = 1.5, *, replan_every: int = 1) -> Learner:
 
     def init(spec, n_reps, keys=None, xp=np):
         _check_spec(spec, "dag_optimistic")
-        return _init_state(spec, n_reps, np.full(spec.n_nodes, -1, dtype=np.int64), ideal_table(spec.dag.parents))
+        return _init_state(spec, n_reps, np.full(spec.n_nodes, -1, dtype=np.int64), ideal_table(spec.dag.parents),
+                           xp)
 
     def act(state, obs=None, keys=None):
+        xp = _ns(state.spent)
         k = state.k + 1
         replan = (k >= state.next_plan) & (state.spent < state.budget)
-        if not replan.any():
+        if not bool(xp.any(replan)):
             return state.plan, state
         with np.errstate(divide="ignore", invalid="ignore"):
-            ucb = np.where(state.pulls > 0,
-                           state.hits / state.pulls + np.sqrt(bonus * np.log(k)[:, None] / state.pulls), 1.0)
-        plans, _ = best_plans(state.table, np.minimum(ucb, 1.0), state.cost)
-        plan = np.where(replan[:, None], plans, state.plan)
-        return plan, state._replace(plan=plan, next_plan=np.where(replan, k + replan_every, state.next_plan))
+            log_k = xp.log(xp.astype(k, xp.float64))
+            ucb = xp.where(state.pulls > 0,
+                           state.hits / state.pulls + xp.sqrt(bonus * log_k[:, None] / state.pulls), 1.0)
+        plans, _ = best_plans(state.table, xp.minimum(ucb, 1.0), state.cost)
+        plan = xp.where(replan[:, None], plans, state.plan)
+        return plan, state._replace(plan=plan, next_plan=xp.where(replan, k + replan_every, state.next_plan))
 
     def update(state, plan, outcome, keys=None):
         return _update(state, plan, outcome, True)

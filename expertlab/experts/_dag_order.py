@@ -292,32 +292,46 @@ def best_plans(table, mu, cost):
     ``(plans, rate)``: plans (n_reps, n_nodes) int64 padded with -1, rate (n_reps,).  The ideals of one
     size are processed together, so the work in Python is one step per size.
     """
-    masks, members, pred_v, pred_j, levels = table
+    from .._backend import get_namespace
+
+    xp = np if isinstance(mu, np.ndarray) else get_namespace(mu)
+    masks, members, pred_v, pred_j = (xp.asarray(a) for a in table[:4])
+    levels = [int(x) for x in table[4]]
+    cost = xp.asarray(cost)
     n_reps, n = mu.shape
-    mass = np.zeros((n_reps, masks.size))                       # mu of each ideal, summed along the DP
-    best = np.zeros((n_reps, masks.size))
-    last = np.full((n_reps, masks.size), -1, dtype=np.int64)
-    step_cost = np.where(pred_v >= 0, cost[np.maximum(pred_v, 0)], 0.0)   # (n_ideals, width)
+    n_ideals = masks.shape[0]
+    mass = xp.zeros((n_reps, n_ideals))                          # mu of each ideal, summed along the DP
+    best = xp.zeros((n_reps, n_ideals))
+    last = xp.full((n_reps, n_ideals), -1, dtype=xp.int64)
+    step_cost = xp.where(pred_v >= 0, cost[xp.maximum(pred_v, 0)], 0.0)   # (n_ideals, width)
+    width = pred_v.shape[1]
     for lo, hi in zip(levels[1:-1], levels[2:]):
-        J, V = pred_j[lo:hi], pred_v[lo:hi]
-        mass[:, lo:hi] = mass[:, J[:, 0]] + mu[:, V[:, 0]]
-        cand = best[:, J] + step_cost[None, lo:hi] * np.maximum(1.0 - mass[:, J], 0.0)   # (n_reps, L, width)
-        cand = np.where(V[None] >= 0, cand, np.inf)
-        k = np.argmin(cand, axis=2)                                # first minimum: lowest node on ties
-        best[:, lo:hi] = np.take_along_axis(cand, k[:, :, None], axis=2)[:, :, 0]
-        last[:, lo:hi] = V[np.arange(hi - lo)[None, :], k]
-    rate = np.minimum(mass[:, 1:], 1.0) / best[:, 1:]
-    top = rate.max(axis=1, keepdims=True)
-    pick = np.argmax(rate >= top * (1 - 1e-12), axis=1) + 1     # smallest ideal (by size) among ties
-    rows = np.arange(n_reps)
-    by_value = np.argsort(masks)
-    plans = np.full((n_reps, n), -1, dtype=np.int64)
-    cur = pick.copy()
-    size = members[pick].sum(axis=1)
-    for step in range(int(size.max())):
+        J, V = pred_j[lo:hi, :], pred_v[lo:hi, :]
+        mass[:, lo:hi] = xp.take(mass, J[:, 0], axis=1) + xp.take(mu, V[:, 0], axis=1)
+        flat = xp.reshape(J, (-1,))
+        mass_j = xp.reshape(xp.take(mass, flat, axis=1), (n_reps, hi - lo, width))
+        best_j = xp.reshape(xp.take(best, flat, axis=1), (n_reps, hi - lo, width))
+        cand = best_j + step_cost[None, lo:hi, :] * xp.maximum(1.0 - mass_j, 0.0)   # (n_reps, L, width)
+        cand = xp.where(V[None, ...] >= 0, cand, xp.inf)
+        k = xp.argmin(cand, axis=2)                                # first minimum: lowest node on ties
+        best[:, lo:hi] = xp.take_along_axis(cand, k[:, :, None], axis=2)[:, :, 0]
+        V_rows = xp.broadcast_to(V[None, ...], (n_reps, hi - lo, width))
+        last[:, lo:hi] = xp.take_along_axis(V_rows, k[:, :, None], axis=2)[:, :, 0]
+    rate = xp.minimum(mass[:, 1:], 1.0) / best[:, 1:]
+    top = xp.max(rate, axis=1, keepdims=True)
+    pick = xp.argmax(xp.astype(rate >= top * (1 - 1e-12), xp.int8), axis=1) + 1   # smallest ideal among ties
+    rows = xp.arange(n_reps)
+    by_value = xp.argsort(masks)
+    sorted_masks = xp.take(masks, by_value)
+    slot = xp.arange(n)[None, :]
+    plans = xp.full((n_reps, n), -1, dtype=xp.int64)
+    cur = pick
+    size = xp.sum(xp.astype(xp.take(members, pick, axis=0), xp.int64), axis=1)
+    for step in range(int(xp.max(size))):
         live = step < size
         v = last[rows, cur]
-        plans[rows[live], (size - 1 - step)[live]] = v[live]
-        nm = masks[cur] ^ np.where(live, np.left_shift(np.int64(1), np.maximum(v, 0)), 0)
-        cur = by_value[np.searchsorted(masks[by_value], nm)]
+        plans = xp.where(live[:, None] & (slot == (size - 1 - step)[:, None]), v[:, None], plans)
+        bit = xp.bitwise_left_shift(xp.ones_like(v), xp.maximum(v, 0))
+        nm = xp.take(masks, cur) ^ xp.where(live, bit, 0)
+        cur = xp.take(by_value, xp.searchsorted(sorted_masks, nm))
     return plans, top[:, 0]

@@ -13,8 +13,9 @@ The environment is :func:`intersecting_groups` (feedback kind
 :func:`pooled_regression` (one learner of the same kind fitted on all
 rounds).  Both run through :func:`expertlab.sim.run`.  Two group learners
 are provided: online ridge regression (the linear class) and Hedge over the
-environment's finite class of linear predictors.  Everything is NumPy array
-code over replications: one engine step per round, and for each learner a
+environment's finite class of linear predictors.  Everything is array code
+over replications, in any array-API namespace (NumPy, CuPy): one engine
+step per round, and for each learner a
 batched Sherman--Morrison or exponential-weights update.  Contexts, groups
 and labels are pure functions of the environment's round key
 (the package's counter-based generator); the learners draw nothing.
@@ -35,6 +36,7 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
+from .._backend import get_namespace
 from .._random import uniform
 from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
 from ..sim._losses import FullFeedback
@@ -97,18 +99,44 @@ class GroupPrediction(NamedTuple):
 def _draw(env, keys):
     """Round of every replication from its round keys: contexts (R, d), group mask (R, 5), labels (R,)."""
     d = env.dim
+    xp = _ns(keys)
     with np.errstate(over="ignore"):  # uint64 hashing wraps by design
-        u = uniform(keys[:, None], np.arange(d + 2, dtype=np.uint64)[None, :])
+        u = uniform(keys[:, None], xp.arange(d + 2, dtype=xp.uint64)[None, :])
         u_noise = uniform(keys, np.uint64(d + 2))
-    x = 2.0 * u[:, :d] - 1.0
-    x[:, 0] = 1.0
+    x = xp.concat([xp.ones((keys.shape[0], 1)), 2.0 * u[:, 1:d] - 1.0], axis=1)  # intercept first
     a1 = u[:, d] < 0.5
     a2 = u[:, d + 1] < 0.5
-    cell = 2 * a1 + a2
-    y = np.einsum("ri,ri->r", env.betas[cell], x)
+    cell = 2 * xp.astype(a1, xp.int64) + xp.astype(a2, xp.int64)
+    y = _dot(xp.take(xp.asarray(env.betas), cell, axis=0), x)
     y = y + env.noise * (2.0 * u_noise - 1.0)
-    groups = np.stack([np.ones_like(a1), ~a1, a1, ~a2, a2], axis=1)
+    groups = xp.stack([xp.ones_like(a1), ~a1, a1, ~a2, a2], axis=1)
     return x, groups, y
+
+
+def _ns(a):
+    """The array namespace of the array ``a``: NumPy itself for NumPy arrays."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
+def _dot(a, b):
+    """``sum_i a[..., i] b[..., i]`` (broadcasting the leading axes)."""
+    return _ns(a).sum(a * b, axis=-1)
+
+
+def _matvec(m, v):
+    """``sum_j m[..., i, j] v[..., j]`` (broadcasting the leading axes)."""
+    return _ns(m).sum(m * v[..., None, :], axis=-1)
+
+
+def _as_float(b):
+    xp = _ns(b)
+    return xp.astype(b, xp.float64)
+
+
+def _members(x, H, Y):
+    """Every class member's clipped prediction ``clip(x @ H.T)``, shape (n_reps, n_class)."""
+    xp = _ns(x)
+    return xp.clip(x @ xp.asarray(H).T, -Y, Y)
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -203,17 +231,18 @@ class GroupRegression(Environment):
         if not isinstance(action, GroupPrediction):
             raise TypeError(f"a group_regression learner must return a GroupPrediction, got {type(action).__name__}")
         x, groups, y = _draw(self, keys)
+        xp = _ns(keys)
         n_reps = keys.shape[0]
         scale = 1.0 / (4.0 * self.y_max * self.y_max)
-        y_hat = np.asarray(action.y_hat, dtype=np.float64)
+        y_hat = xp.astype(xp.asarray(action.y_hat), xp.float64)
         if y_hat.shape != (n_reps,):
             raise ValueError(f"y_hat must have shape ({n_reps},), got {y_hat.shape}")
         group_loss = None
         if action.group_predictions is not None:
-            group_loss = scale * (np.asarray(action.group_predictions) - y[:, None]) ** 2
+            group_loss = scale * (xp.asarray(action.group_predictions) - y[:, None]) ** 2
         member_loss = None
         if self.hypotheses is not None:
-            member = np.clip(x @ self.hypotheses.T, -self.y_max, self.y_max)
+            member = _members(x, self.hypotheses, self.y_max)
             member_loss = scale * (member - y[:, None]) ** 2
         info = {"x": x, "groups": groups, "y": y, "loss": scale * (y_hat - y) ** 2, "group_loss": group_loss,
                 "member_loss": member_loss, "scale": scale}
@@ -331,8 +360,9 @@ def _check_hypotheses(hypotheses, dim):
 
 def _least_squares_loss(SA, Sb, Syy):
     """``min_theta sum (theta.x - y)^2`` from ``sum x x^T``, ``sum y x``, ``sum y^2`` (pseudo-inverse)."""
-    theta = np.einsum("...ij,...j->...i", np.linalg.pinv(SA, hermitian=True), Sb)
-    return np.maximum(Syy - np.einsum("...i,...i->...", Sb, theta), 0.0)
+    xp = _ns(SA)
+    theta = _matvec(xp.linalg.pinv(SA, rtol=1e-15), Sb)
+    return xp.maximum(Syy - _dot(Sb, theta), 0.0)
 
 
 def _regret_metric(env, name, g, source):
@@ -342,11 +372,11 @@ def _regret_metric(env, name, g, source):
 
     def init(n_reps, xp):
         shape = (n_reps, len(cols))
-        acc = {"L": np.zeros(shape), "T": np.zeros(shape)}
+        acc = {"L": xp.zeros(shape), "T": xp.zeros(shape)}
         if H is None:
-            acc.update(SA=np.zeros((*shape, d, d)), Sb=np.zeros((*shape, d)), Syy=np.zeros(shape))
+            acc.update(SA=xp.zeros((*shape, d, d)), Sb=xp.zeros((*shape, d)), Syy=xp.zeros(shape))
         else:
-            acc["M"] = np.zeros((*shape, H.shape[0]))
+            acc["M"] = xp.zeros((*shape, H.shape[0]))
         return acc
 
     def update(acc, info, t):
@@ -354,16 +384,19 @@ def _regret_metric(env, name, g, source):
         if loss is None:
             raise ValueError(f"metric {name!r} needs a learner that reports its group predictions "
                              f"(GroupPrediction.group_predictions), such as expertlab.experts.groupwise()")
-        aw = info["groups"][:, cols]
-        own = loss[:, None] if source == "loss" else loss[:, cols]
-        new = {"L": acc["L"] + aw * own, "T": acc["T"] + aw}
+        xp = _ns(loss)
+        take = xp.asarray(cols)
+        aw = xp.take(info["groups"], take, axis=1)
+        awf = _as_float(aw)
+        own = loss[:, None] if source == "loss" else xp.take(loss, take, axis=1)
+        new = {"L": acc["L"] + awf * own, "T": acc["T"] + awf}
         if H is None:
             x, y = info["x"], info["y"]
-            new["SA"] = acc["SA"] + np.where(aw[..., None, None], (x[:, :, None] * x[:, None, :])[:, None], 0.0)
-            new["Sb"] = acc["Sb"] + np.where(aw[..., None], (y[:, None] * x)[:, None, :], 0.0)
-            new["Syy"] = acc["Syy"] + aw * (y * y)[:, None]
+            new["SA"] = acc["SA"] + xp.where(aw[..., None, None], (x[:, :, None] * x[:, None, :])[:, None, ...], 0.0)
+            new["Sb"] = acc["Sb"] + xp.where(aw[..., None], (y[:, None] * x)[:, None, :], 0.0)
+            new["Syy"] = acc["Syy"] + awf * (y * y)[:, None]
         else:
-            new["M"] = acc["M"] + aw[..., None] * info["member_loss"][:, None, :]
+            new["M"] = acc["M"] + awf[..., None] * info["member_loss"][:, None, :]
         return new
 
     def regret(acc):
@@ -371,12 +404,12 @@ def _regret_metric(env, name, g, source):
             scale = 1.0 / (4.0 * env.y_max * env.y_max)
             best = scale * _least_squares_loss(acc["SA"], acc["Sb"], acc["Syy"])
         else:
-            best = acc["M"].min(axis=-1)
+            best = _ns(acc["M"]).min(acc["M"], axis=-1)
         return acc["L"] - best
 
     def read(acc):
         r = regret(acc)
-        return r.max(axis=1) if g is None else r[:, 0]
+        return _ns(r).max(r, axis=1) if g is None else r[:, 0]
 
     final = None
     if g is None:
@@ -392,10 +425,10 @@ def _regret_metric(env, name, g, source):
 
 def _rounds_metric(name, g):
     def init(n_reps, xp):
-        return np.zeros(n_reps)
+        return xp.zeros(n_reps)
 
     def update(acc, info, t):
-        return acc + info["groups"][:, g]
+        return acc + _as_float(info["groups"][:, g])
 
     return Metric(name, init, update, lambda acc: acc)
 
@@ -422,41 +455,44 @@ class ClassHedgeState(NamedTuple):
     T: Any
 
 
-def _ridge_init(shape, d, lam):
-    return RidgeState(np.broadcast_to(np.eye(d) / lam, (*shape, d, d)).copy(), np.zeros((*shape, d)))
+def _ridge_init(shape, d, lam, xp=np):
+    return RidgeState(xp.asarray(xp.broadcast_to(xp.eye(d) / lam, (*shape, d, d)), copy=True),
+                      xp.zeros((*shape, d)))
 
 
 def _ridge_predict(st, x):
-    theta = np.einsum("...ij,...j->...i", st.inv, st.b)
-    return np.einsum("...i,...i->...", theta, x)
+    return _dot(_matvec(st.inv, st.b), x)
 
 
 def _ridge_update(st, x, y, mask):
     """Sherman--Morrison on the slots where ``mask`` holds."""
-    v = np.einsum("...ij,...j->...i", st.inv, x)
-    den = 1.0 + np.einsum("...i,...i->...", v, x)
-    inv = st.inv - np.where(mask[..., None, None], v[..., :, None] * v[..., None, :] / den[..., None, None], 0.0)
-    return RidgeState(inv, st.b + np.where(mask[..., None], y[..., None] * x, 0.0))
+    xp = _ns(st.inv)
+    v = _matvec(st.inv, x)
+    den = 1.0 + _dot(v, x)
+    inv = st.inv - xp.where(mask[..., None, None], v[..., :, None] * v[..., None, :] / den[..., None, None], 0.0)
+    return RidgeState(inv, st.b + xp.where(mask[..., None], y[..., None] * x, 0.0))
 
 
-def _class_init(shape, n_class):
-    return ClassHedgeState(np.zeros((*shape, n_class)), np.zeros(shape))
+def _class_init(shape, n_class, xp=np):
+    return ClassHedgeState(xp.zeros((*shape, n_class)), xp.zeros(shape))
 
 
 def class_hedge_weights(st, ln_k):
     r"""Weights :math:`p \propto e^{-\eta L}`, :math:`\eta = \sqrt{8 \ln K / (T + 1)}`, shape (..., K)."""
-    eta = np.sqrt(8.0 * ln_k / (st.T + 1.0))[..., None]
-    w = np.exp(-eta * (st.L - st.L.min(axis=-1, keepdims=True)))
-    return w / w.sum(axis=-1, keepdims=True)
+    xp = _ns(st.L)
+    eta = xp.sqrt(8.0 * ln_k / (st.T + 1.0))[..., None]
+    w = xp.exp(-eta * (st.L - xp.min(st.L, axis=-1, keepdims=True)))
+    return w / xp.sum(w, axis=-1, keepdims=True)
 
 
 def _class_predict(st, member_pred, ln_k):
     """Mean prediction ``sum_k p_k yhat_k``."""
-    return np.einsum("...k,...k->...", class_hedge_weights(st, ln_k), member_pred)
+    return _dot(class_hedge_weights(st, ln_k), member_pred)
 
 
 def _class_update(st, member_loss, mask):
-    return ClassHedgeState(st.L + mask[..., None] * member_loss, st.T + mask)
+    m = _as_float(mask)
+    return ClassHedgeState(st.L + m[..., None] * member_loss, st.T + m)
 
 
 class GroupwiseState(NamedTuple):
@@ -505,7 +541,7 @@ def groupwise(group_learner: str = "ridge", *, ridge: float = 1.0) -> Learner:
     Returns
     -------
     Learner
-        A ``"group_regression"`` learner (NumPy array code, deterministic).
+        A ``"group_regression"`` learner (array code, deterministic).
         Its action reports each group learner's prediction and the
         combination weights, so the environment's ``learner_regret`` metrics
         can be recorded.
@@ -585,19 +621,21 @@ def groupwise(group_learner: str = "ridge", *, ridge: float = 1.0) -> Learner:
         n_reps = check_int(n_reps, "n_reps")
         H = _check_env_info(spec, group_learner, "groupwise")
         G = len(spec.groups)
-        learners = _ridge_init((n_reps, G), spec.dim, ridge) if H is None else _class_init((n_reps, G), H.shape[0])
-        return GroupwiseState(agg.init(G, n_reps, None, np), learners, float(spec.y_max), H)
+        learners = (_ridge_init((n_reps, G), spec.dim, ridge, xp) if H is None
+                    else _class_init((n_reps, G), H.shape[0], xp))
+        return GroupwiseState(agg.init(G, n_reps, None, xp), learners, float(spec.y_max), H)
 
     def act(state, obs, keys=None):
         x, groups = obs
         Y, H = state.y_max, state.hypotheses
+        xp = _ns(x)
         if H is None:
-            pred = np.clip(_ridge_predict(state.learners, x[:, None, :]), -Y, Y)          # (R, G)
+            pred = xp.clip(_ridge_predict(state.learners, x[:, None, :]), -Y, Y)          # (R, G)
         else:
-            member = np.clip(x @ H.T, -Y, Y)                                                # (R, K)
+            member = _members(x, H, Y)                                                      # (R, K)
             pred = _class_predict(state.learners, member[:, None, :], math.log(H.shape[0]))
         p, _ = agg.act(state.aggregator, groups)
-        return GroupPrediction(np.sum(p * pred, axis=1), pred, p), state
+        return GroupPrediction(xp.sum(p * pred, axis=1), pred, p), state
 
     def update(state, action, feedback, keys=None):
         x, groups, y = feedback
@@ -606,11 +644,12 @@ def groupwise(group_learner: str = "ridge", *, ridge: float = 1.0) -> Learner:
         loss = scale * (action.group_predictions - y[:, None]) ** 2
         aggregator = agg.update(state.aggregator, action.weights, FullFeedback(loss, groups))
         n_reps, G = groups.shape
+        xp = _ns(x)
         if H is None:
-            learners = _ridge_update(state.learners, np.broadcast_to(x[:, None, :], (n_reps, G, x.shape[1])),
-                                     np.broadcast_to(y[:, None], (n_reps, G)), groups)
+            learners = _ridge_update(state.learners, xp.broadcast_to(x[:, None, :], (n_reps, G, x.shape[1])),
+                                     xp.broadcast_to(y[:, None], (n_reps, G)), groups)
         else:
-            member_loss = scale * (np.clip(x @ H.T, -Y, Y) - y[:, None]) ** 2
+            member_loss = scale * (_members(x, H, Y) - y[:, None]) ** 2
             learners = _class_update(state.learners, member_loss[:, None, :], groups)
         return state._replace(aggregator=aggregator, learners=learners)
 
@@ -633,7 +672,7 @@ def pooled_regression(group_learner: str = "ridge", *, ridge: float = 1.0) -> Le
     Returns
     -------
     Learner
-        A ``"group_regression"`` learner (NumPy array code, deterministic).
+        A ``"group_regression"`` learner (array code, deterministic).
 
     Notes
     -----
@@ -665,25 +704,26 @@ def pooled_regression(group_learner: str = "ridge", *, ridge: float = 1.0) -> Le
     def init(spec, n_reps, keys=None, xp=np):
         n_reps = check_int(n_reps, "n_reps")
         H = _check_env_info(spec, group_learner, "pooled_regression")
-        learners = _ridge_init((n_reps,), spec.dim, ridge) if H is None else _class_init((n_reps,), H.shape[0])
+        learners = (_ridge_init((n_reps,), spec.dim, ridge, xp) if H is None
+                    else _class_init((n_reps,), H.shape[0], xp))
         return GroupwiseState(None, learners, float(spec.y_max), H)
 
     def act(state, obs, keys=None):
         x = obs.x
         Y, H = state.y_max, state.hypotheses
         if H is None:
-            return GroupPrediction(np.clip(_ridge_predict(state.learners, x), -Y, Y)), state
-        member = np.clip(x @ H.T, -Y, Y)
+            return GroupPrediction(_ns(x).clip(_ridge_predict(state.learners, x), -Y, Y)), state
+        member = _members(x, H, Y)
         return GroupPrediction(_class_predict(state.learners, member, math.log(H.shape[0]))), state
 
     def update(state, action, feedback, keys=None):
         x, _, y = feedback
         Y, H = state.y_max, state.hypotheses
-        every = np.ones(x.shape[0], dtype=bool)
+        every = _ns(x).ones(x.shape[0], dtype=_ns(x).bool)
         if H is None:
             return state._replace(learners=_ridge_update(state.learners, x, y, every))
         scale = 1.0 / (4.0 * Y * Y)
-        member_loss = scale * (np.clip(x @ H.T, -Y, Y) - y[:, None]) ** 2
+        member_loss = scale * (_members(x, H, Y) - y[:, None]) ** 2
         return state._replace(learners=_class_update(state.learners, member_loss, every))
 
     return Learner(name="pooled_regression", feedback="group_regression", init=init, act=act, update=update,

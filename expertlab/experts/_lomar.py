@@ -32,6 +32,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from .._backend import get_namespace
 from .._random import round_key, stream_key, uniform
 from .._validation import as_real_array, check_array_size, check_float, check_in, check_int
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
@@ -43,15 +44,27 @@ __all__ = ["BipartiteArrivals", "Arrival", "Match", "MatchFeedback", "LOMARState
 _EDGE_STREAM = np.uint64(0x3C6EF372FE94F82B)
 
 
+def _ns(a):
+    """The array namespace of the array ``a``: NumPy itself for NumPy arrays."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
+def _one_hot(node, n):
+    """``(n_reps, n)`` mask of the node of each row (``-1``, no node, marks nothing)."""
+    xp = _ns(node)
+    return node[:, None] == xp.arange(n)[None, :]
+
+
 # ---------------------------------------------------------------------------
 # experts and proposers: batched policies (n_reps, n_offline) -> (n_reps,) node or -1
 
 
 def _best_free(w, free, threshold=0.0):
     """Free node of largest weight above ``threshold`` (lowest index on ties), else -1."""
-    score = np.where(free & (w > threshold), w, -np.inf)
-    u = np.argmax(score, axis=1)
-    return np.where(np.isfinite(score[np.arange(w.shape[0]), u]), u, -1)
+    xp = _ns(w)
+    score = xp.where(free & (w > threshold), w, -xp.inf)
+    u = xp.argmax(score, axis=1)
+    return xp.where(xp.isfinite(score[xp.arange(w.shape[0]), u]), u, -1)
 
 
 def _expert_greedy(w, free, threshold):
@@ -69,34 +82,38 @@ MATCHING_EXPERTS = {"greedy": _expert_greedy, "threshold": _expert_threshold}
 
 def _prop_random(t, w, free, ctx):
     """Uniform over the free neighbours and "skip"."""
+    xp = _ns(w)
     ok = free & (w > 0)
     with np.errstate(over="ignore"):
-        u = uniform(ctx["key"][:, None], np.arange(w.shape[1] + 1, dtype=np.uint64)[None, :])
-    score = np.where(np.concatenate([ok, np.ones((w.shape[0], 1), bool)], axis=1), u, -1.0)
-    c = np.argmax(score, axis=1)
-    return np.where(c == w.shape[1], -1, c)
+        u = uniform(ctx["key"][:, None], xp.arange(w.shape[1] + 1, dtype=xp.uint64)[None, :])
+    score = xp.where(xp.concat([ok, xp.ones((w.shape[0], 1), dtype=xp.bool)], axis=1), u, -1.0)
+    c = xp.argmax(score, axis=1)
+    return xp.where(c == w.shape[1], -1, c)
 
 
 def _prop_min_weight(t, w, free, ctx):
     """The free neighbour of smallest weight (an adversarial proposer)."""
-    score = np.where(free & (w > 0), -w, -np.inf)
-    u = np.argmax(score, axis=1)
-    return np.where(np.isfinite(score[np.arange(w.shape[0]), u]), u, -1)
+    xp = _ns(w)
+    score = xp.where(free & (w > 0), -w, -xp.inf)
+    u = xp.argmax(score, axis=1)
+    return xp.where(xp.isfinite(score[xp.arange(w.shape[0]), u]), u, -1)
 
 
 def _prop_spoiler(t, w, free, ctx):
     """The free neighbour the expert will take soonest in the future (an adversary that knows the expert)."""
     nxt = ctx["expert_next_use"]
-    score = np.where(free & (w > 0) & (nxt > t), -nxt.astype(np.float64), -np.inf)
-    u = np.argmax(score, axis=1)
-    return np.where(np.isfinite(score[np.arange(w.shape[0]), u]), u, -1)
+    xp = _ns(w)
+    score = xp.where(free & (w > 0) & (nxt > t), -xp.astype(nxt, xp.float64), -xp.inf)
+    u = xp.argmax(score, axis=1)
+    return xp.where(xp.isfinite(score[xp.arange(w.shape[0]), u]), u, -1)
 
 
 def _prop_noisy_greedy(t, w, free, ctx):
     """Greedy on weights perturbed by uniform noise of width ``noise`` (a stand-in for a learned policy)."""
+    xp = _ns(w)
     with np.errstate(over="ignore"):
-        z = uniform(ctx["key"][:, None], np.arange(w.shape[1], dtype=np.uint64)[None, :]) - 0.5
-    return _best_free(np.where(w > 0, w + ctx["noise"] * z, 0.0), free & (w > 0), -np.inf)
+        z = uniform(ctx["key"][:, None], xp.arange(w.shape[1], dtype=xp.uint64)[None, :]) - 0.5
+    return _best_free(xp.where(w > 0, w + ctx["noise"] * z, 0.0), free & (w > 0), -xp.inf)
 
 
 #: Built-in proposers, by name.  A proposer is a callable
@@ -234,12 +251,14 @@ class BipartiteArrivals(Environment):
                              "expert": self.expert, "threshold": self.threshold})
 
     def _weights(self, keys, t):
+        xp = _ns(keys)
         with np.errstate(over="ignore"):
-            w = np.asarray(self.weights(keys, t), dtype=np.float64)
+            w = xp.asarray(self.weights(keys, t))
+        w = xp.astype(w, xp.float64)
         n_reps = keys.shape[0]
         if w.shape != (n_reps, self.n_offline):
             raise ValueError(f"round {t}: weights of shape {w.shape}, expected {(n_reps, self.n_offline)}")
-        if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > self.w_max):
+        if not bool(xp.all(xp.isfinite(w))) or bool(xp.any(w < 0)) or bool(xp.any(w > self.w_max)):
             raise ValueError(f"round {t}: weights must lie in [0, w_max={self.w_max}]")
         return w
 
@@ -248,19 +267,18 @@ class BipartiteArrivals(Environment):
 
     def reset(self, n_reps, keys, xp):
         """Fresh matchings; the expert is run alone over every arrival to know when it takes each node."""
-        rows = np.arange(n_reps)
-        free = np.ones((n_reps, self.n_offline), dtype=bool)
-        next_use = np.full((n_reps, self.n_offline), self.n_online, dtype=np.int64)
+        free = xp.ones((n_reps, self.n_offline), dtype=xp.bool)
+        next_use = xp.full((n_reps, self.n_offline), self.n_online, dtype=xp.int64)
         for t in range(self.n_online):
             with np.errstate(over="ignore"):
                 kt = round_key(keys, np.uint64(t))  # the engine's round keys (expertlab.sim.run)
-            e = self._expert_move(self._weights(kt, t), free)
-            hit = e >= 0
-            free[rows[hit], e[hit]] = False
-            next_use[rows[hit], e[hit]] = t
-        next_use.flags.writeable = False
-        return _MatchingState(np.ones((n_reps, self.n_offline), dtype=bool),
-                              np.ones((n_reps, self.n_offline), dtype=bool), next_use)
+            taken = _one_hot(self._expert_move(self._weights(kt, t), free), self.n_offline)
+            free = free & ~taken
+            next_use = xp.where(taken, t, next_use)
+        if isinstance(next_use, np.ndarray):
+            next_use.flags.writeable = False
+        return _MatchingState(xp.ones((n_reps, self.n_offline), dtype=xp.bool),
+                              xp.ones((n_reps, self.n_offline), dtype=xp.bool), next_use)
 
     def observe(self, state, t, keys):
         """What the learner sees before acting in step ``t``: the arriving node as an :class:`Arrival`."""
@@ -273,23 +291,23 @@ class BipartiteArrivals(Environment):
             raise TypeError(f"a matching learner must return a Match(node, ...), got {type(action).__name__}")
         w = self._weights(keys, t)
         n_reps = keys.shape[0]
-        rows = np.arange(n_reps)
-        u = np.asarray(action.node)
-        if u.shape != (n_reps,) or u.dtype.kind not in "iu":
+        xp = _ns(w)
+        rows = xp.arange(n_reps)
+        u = xp.asarray(action.node)
+        if u.shape != (n_reps,) or not xp.isdtype(u.dtype, "integral"):
             raise ValueError(f"Match.node must be an int array of shape ({n_reps},), got {u.dtype} {u.shape}")
-        uc = np.clip(u, 0, self.n_offline - 1)
+        uc = xp.clip(u, 0, self.n_offline - 1)
         bad = (u >= self.n_offline) | ((u >= 0) & ~(state.free[rows, uc] & (w[rows, uc] > 0))) | (u < -1)
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
+        if bool(xp.any(bad)):
+            r = int(xp.argmax(xp.astype(bad, xp.int8)))  # the first bad replication
             raise ValueError(f"round {t}: replication {r} matched node {int(u[r])}, which is not a free neighbour "
                              f"of the arrival (use -1 to skip)")
         e = self._expert_move(w, state.expert_free)
         take, he = u >= 0, e >= 0
-        gain = np.where(take, w[rows, uc], 0.0)
-        expert_gain = np.where(he, w[rows, np.maximum(e, 0)], 0.0)
-        free, expert_free = state.free.copy(), state.expert_free.copy()
-        free[rows[take], u[take]] = False
-        expert_free[rows[he], e[he]] = False
+        gain = xp.where(take, w[rows, uc], 0.0)
+        expert_gain = xp.where(he, w[rows, xp.maximum(e, 0)], 0.0)
+        free = state.free & ~_one_hot(u, self.n_offline)
+        expert_free = state.expert_free & ~_one_hot(e, self.n_offline)
         info = {"gain": gain, "expert_gain": expert_gain, "match": action}
         return state._replace(free=free, expert_free=expert_free), MatchFeedback(gain, e, expert_gain), info
 
@@ -301,7 +319,7 @@ class BipartiteArrivals(Environment):
 
 def _sum_metric(name, key) -> Metric:
     def init(n_reps, xp):
-        return np.zeros(n_reps)
+        return xp.zeros(n_reps)
 
     def update(acc, info, t):
         return acc + info[key]
@@ -314,12 +332,14 @@ def _reported(info, field, metric):
     if v is None:
         raise ValueError(f"metric {metric!r} needs a learner that reports Match.{field}, such as "
                          f"expertlab.experts.lomar()")
-    return np.asarray(v)
+    xp = _ns(info["gain"])
+    v = xp.asarray(v)
+    return xp.astype(v, xp.float64) if v.dtype == xp.bool else v
 
 
 def _followed_metric() -> Metric:
     def init(n_reps, xp):
-        return np.zeros(n_reps)
+        return xp.zeros(n_reps)
 
     def update(acc, info, t):
         return acc + _reported(info, "followed", "followed")
@@ -329,7 +349,7 @@ def _followed_metric() -> Metric:
 
 def _slack_metric() -> Metric:
     def init(n_reps, xp):
-        return np.full(n_reps, np.nan)
+        return xp.full(n_reps, xp.nan)
 
     def update(acc, info, t):
         return _reported(info, "slack", "min_slack") + 0.0
@@ -373,13 +393,14 @@ def random_bipartite(n_offline: int, n_online: int, edge_prob: float = 0.5, w_ma
         raise ValueError("edge_prob must be > 0: a graph without edges has no feasible match")
     w_max = check_float(w_max, "w_max", positive=True)
     expert, threshold = _check_expert(expert, threshold)
-    idx = np.arange(n_offline, dtype=np.uint64)[None, :]
 
     def weights(keys, t):
+        xp = _ns(keys)
+        idx = xp.arange(n_offline, dtype=xp.uint64)[None, :]
         k = stream_key(keys, _EDGE_STREAM)[:, None]
         edge = uniform(k, idx) < edge_prob
-        w = w_max * uniform(k, idx + np.uint64(n_offline))
-        return np.where(edge, w, 0.0)
+        w = w_max * uniform(k, idx + n_offline)
+        return xp.where(edge, w, 0.0)
 
     return BipartiteArrivals("random_bipartite", n_offline, n_online, w_max, weights, expert, threshold,
                              dict(n_offline=n_offline, n_online=n_online, edge_prob=edge_prob, w_max=w_max,
@@ -422,7 +443,8 @@ def fixed_bipartite(weights, w_max: float | None = None, *, expert: str = "greed
     W.flags.writeable = False
 
     def weights_fn(keys, t):
-        return np.broadcast_to(W[t], (keys.shape[0], W.shape[1]))
+        xp = _ns(keys)
+        return xp.broadcast_to(xp.asarray(W[t]), (keys.shape[0], W.shape[1]))
 
     return BipartiteArrivals("fixed_bipartite", W.shape[1], W.shape[0], w_max, weights_fn, expert, threshold,
                              dict(n_offline=W.shape[1], n_online=W.shape[0], w_max=w_max, expert=expert,
@@ -450,14 +472,15 @@ def _check_proposer(proposer):
 def _proposal(u, w, free):
     """A proposer's output as a valid action: a free neighbour, else -1 (skip)."""
     n_reps, n_off = w.shape
-    u = np.asarray(u)
-    if u.shape != (n_reps,) or u.dtype.kind not in "iu":
+    xp = _ns(w)
+    u = xp.asarray(u)
+    if u.shape != (n_reps,) or not xp.isdtype(u.dtype, "integral"):
         raise ValueError(f"a proposer must return an int array of shape ({n_reps},), got {u.dtype} {u.shape}")
     ok = (u >= 0) & (u < n_off)
-    uc = np.clip(u, 0, n_off - 1)
-    rows = np.arange(n_reps)
-    ok &= free[rows, uc] & (w[rows, uc] > 0)
-    return np.where(ok, u, -1)
+    uc = xp.clip(u, 0, n_off - 1)
+    rows = xp.arange(n_reps)
+    ok = ok & free[rows, uc] & (w[rows, uc] > 0)
+    return xp.where(ok, u, -1)
 
 
 def _check_spec(spec, who):
@@ -567,35 +590,34 @@ def lomar(rho: float = 0.5, *, budget: float = 0.0, proposer="noisy_greedy", noi
     def init(spec, n_reps, keys=None, xp=np):
         n_reps = check_int(n_reps, "n_reps")
         _check_spec(spec, "lomar")
-        z = np.zeros(n_reps)
-        return LOMARState(np.zeros(n_reps, dtype=np.int64), z, z.copy(), np.full(n_reps, budget), float(spec.w_max))
+        return LOMARState(xp.zeros(n_reps, dtype=xp.int64), xp.zeros(n_reps), xp.zeros(n_reps),
+                          xp.full(n_reps, budget, dtype=xp.float64), float(spec.w_max))
 
     def act(state, obs, keys):
         w, free, e, used_before = obs.weights, obs.free, obs.expert_node, obs.expert_used
-        n_reps = w.shape[0]
-        rows = np.arange(n_reps)
+        xp = _ns(w)
+        n_reps, n_off = w.shape
+        rows = xp.arange(n_reps)
         t = int(state.t[0]) if n_reps else 0
         he = e >= 0
-        ec = np.maximum(e, 0)
-        RE = state.expert_reward + np.where(he, w[rows, ec], 0.0)
-        used_e = used_before.copy()
-        used_e[rows[he], e[he]] = True
+        ec = xp.maximum(e, 0)
+        RE = state.expert_reward + xp.where(he, w[rows, ec], 0.0)
+        used_e = used_before | _one_hot(e, n_off)
         ctx = {"key": keys, "expert_next_use": obs.expert_next_use, "noise": noise}
         u = _proposal(propose(t, w, free, ctx), w, free)
         hu = u >= 0
-        uc = np.maximum(u, 0)
-        gain = np.where(hu, w[rows, uc], 0.0)
-        D = np.sum(~free & ~used_e, axis=1)
-        D_u = D + (hu & ~used_e[rows, uc])
-        follow = state.reward + gain >= rho * (RE + D_u * state.w_max) - budget
+        uc = xp.maximum(u, 0)
+        gain = xp.where(hu, w[rows, uc], 0.0)
+        D = xp.sum(xp.astype(~free & ~used_e, xp.int64), axis=1)
+        D_u = D + xp.astype(hu & ~used_e[rows, uc], xp.int64)
+        follow = state.reward + gain >= rho * (RE + xp.astype(D_u, xp.float64) * state.w_max) - budget
         fallback = ~follow & he & free[rows, ec]
-        take = np.where(follow, u, np.where(fallback, e, -1))
+        take = xp.where(follow, u, xp.where(fallback, e, -1))
         ht = take >= 0
-        R = state.reward + np.where(ht, w[rows, np.maximum(take, 0)], 0.0)
-        free_after = free.copy()
-        free_after[rows[ht], take[ht]] = False
-        D = np.sum(~free_after & ~used_e, axis=1)
-        slack = np.minimum(state.slack, R - rho * (RE + D * state.w_max) + budget)
+        R = state.reward + xp.where(ht, w[rows, xp.maximum(take, 0)], 0.0)
+        free_after = free & ~_one_hot(take, n_off)
+        D = xp.sum(xp.astype(~free_after & ~used_e, xp.int64), axis=1)
+        slack = xp.minimum(state.slack, R - rho * (RE + xp.astype(D, xp.float64) * state.w_max) + budget)
         return Match(take, follow, slack), state
 
     def update(state, match, feedback, keys=None):
@@ -643,7 +665,7 @@ def matching_proposer(proposer="noisy_greedy", *, noise: float = 0.5) -> Learner
 
     def init(spec, n_reps, keys=None, xp=np):
         _check_spec(spec, "matching_proposer")
-        return np.zeros(check_int(n_reps, "n_reps"), dtype=np.int64)
+        return xp.zeros(check_int(n_reps, "n_reps"), dtype=xp.int64)
 
     def act(t, obs, keys):
         ctx = {"key": keys, "expert_next_use": obs.expert_next_use, "noise": noise}

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._backend import get_namespace
 from .._random import uniform
 from .._validation import check_float, check_int
 from ..sim._protocol import Learner
@@ -199,24 +200,29 @@ def mentor_hedge(n_thresholds: int = 33, *, radius: float | None = None, query_p
             raise ValueError(f"radius={eps:g} needs {n_cells} cells per replication; with n_reps={n_reps} that is "
                              f"more than {MAX_CELLS:.0e} (use a larger radius or fewer replications per run)")
         return MentorHedgeState(
-            cmin=np.full((n_reps, 2, n_cells + 2), np.inf), cmax=np.full((n_reps, 2, n_cells + 2), -np.inf),
-            loss_estimates=np.zeros((n_reps, n_thresholds)),
-            cum_weights=np.tile(np.arange(n_thresholds + 1, dtype=np.float64), (n_reps, 1)),
+            cmin=xp.full((n_reps, 2, n_cells + 2), xp.inf), cmax=xp.full((n_reps, 2, n_cells + 2), -xp.inf),
+            loss_estimates=xp.zeros((n_reps, n_thresholds)),
+            cum_weights=xp.tile(xp.arange(n_thresholds + 1, dtype=xp.float64)[None, :], (n_reps, 1)),
             radius=float(eps), query_prob=float(p), eta=float(rate))
 
+    def _ns(a):
+        return np if isinstance(a, np.ndarray) else get_namespace(a)
+
     def _cell(state, x):
+        xp = _ns(x)
         n_cells = state.cmin.shape[2] - 2
-        return np.minimum((x / state.radius).astype(np.int64), n_cells - 1) + 1
+        return xp.minimum(xp.astype(x / state.radius, xp.int64), n_cells - 1) + 1
 
     def act(state, x, keys):
+        xp = _ns(x)
         n_reps = x.shape[0]
-        rows = np.arange(n_reps)
+        rows = xp.arange(n_reps)
         with np.errstate(over="ignore"):
             u_act, u_q = uniform(keys, np.uint64(0)), uniform(keys, np.uint64(1))
         # the sampled threshold is <= x (action 1) iff u falls in the prefix mass of the thresholds <= x
         cw = state.cum_weights
-        n_le = np.searchsorted(grid, x, side="right")
-        a = (u_act * cw[:, -1] < cw[rows, n_le]).astype(np.int64)
+        n_le = xp.searchsorted(xp.asarray(grid), x, side="right")
+        a = xp.astype(u_act * cw[:, -1] < cw[rows, n_le], xp.int64)
         if allow_queries:
             eps, c = state.radius, _cell(state, x)
             z = u_q < state.query_prob
@@ -224,25 +230,28 @@ def mentor_hedge(n_thresholds: int = 33, *, radius: float | None = None, query_p
                     | (state.cmin[rows, a, c + 1] <= x + eps))
             q = z | ~near
         else:
-            z = q = np.zeros(n_reps, dtype=bool)
+            z = q = xp.zeros(n_reps, dtype=xp.bool)
         return MentorAction(a, q, z), state
 
     def update(state, action, feedback, keys=None):
         x, m = feedback
         q, z = action.query, action.random_query
+        xp = _ns(x)
         cmin, cmax, L_hat, cum_w = state.cmin, state.cmax, state.loss_estimates, state.cum_weights
-        if q.any():
-            rows = np.arange(x.shape[0])
-            rq, lq, cq = rows[q], m[q], _cell(state, x)[q]
-            cmin, cmax = cmin.copy(), cmax.copy()
-            cmin[rq, lq, cq] = np.minimum(cmin[rq, lq, cq], x[q])
-            cmax[rq, lq, cq] = np.maximum(cmax[rq, lq, cq], x[q])
-        if z.any():
-            L_hat, cum_w = L_hat.copy(), cum_w.copy()
-            says1 = grid[None, :] <= x[z, None]
-            L_hat[z] += (says1 != (m[z, None] == 1)) / state.query_prob
-            w = np.exp(-state.eta * (L_hat[z] - L_hat[z].min(axis=1, keepdims=True)))
-            cum_w[z, 1:] = np.cumsum(w, axis=1)
+        if bool(xp.any(q)):
+            # the one cell (label m, cell of x) of each asking replication
+            hit = (q[:, None, None] & (xp.arange(2)[None, :, None] == m[:, None, None])
+                   & (xp.arange(cmin.shape[2])[None, None, :] == _cell(state, x)[:, None, None]))
+            xc = x[:, None, None]
+            cmin = xp.where(hit, xp.minimum(cmin, xc), cmin)
+            cmax = xp.where(hit, xp.maximum(cmax, xc), cmax)
+        if bool(xp.any(z)):
+            says1 = xp.asarray(grid)[None, :] <= x[:, None]
+            wrong = xp.astype(says1 != (m[:, None] == 1), xp.float64)
+            L_new = xp.where(z[:, None], L_hat + wrong / state.query_prob, L_hat)
+            w = xp.exp(-state.eta * (L_new - xp.min(L_new, axis=1, keepdims=True)))
+            cum_new = xp.concat([cum_w[:, :1], xp.cumulative_sum(w, axis=1)], axis=1)
+            L_hat, cum_w = L_new, xp.where(z[:, None], cum_new, cum_w)
         return state._replace(cmin=cmin, cmax=cmax, loss_estimates=L_hat, cum_weights=cum_w)
 
     return Learner(name="mentor_hedge", feedback="mentor", init=init, act=act, update=update, params=params,

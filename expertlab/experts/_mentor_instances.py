@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from .._backend import get_namespace
 from .._random import stream_key, uniform
 from .._validation import as_real_array, check_float, check_in, check_int
 from ..sim._protocol import EnvSpec, Environment, Metric
@@ -143,13 +144,15 @@ class ThresholdMentor(Environment):
 
     def mentor_action(self, x):
         """The mentor's action :math:`\\mathbb 1[x \\ge \\theta^*]` (int array, the shape of ``x``)."""
-        return (np.asarray(x) >= self.threshold).astype(np.int64)
+        xp, x = _xp_of(x)
+        return xp.astype(x >= self.threshold, xp.int64)
 
     def payoff(self, x, action):
         """Probability of avoiding catastrophe when ``action`` is taken on ``x`` (same shape)."""
-        x = np.asarray(x, dtype=np.float64)
-        right = np.asarray(action) == self.mentor_action(x)
-        return np.where(right, 1.0, np.maximum(0.0, 1.0 - self.lipschitz * np.abs(x - self.threshold)))
+        xp, x = _xp_of(x)
+        x = xp.astype(x, xp.float64)
+        right = xp.asarray(action) == self.mentor_action(x)
+        return xp.where(right, 1.0, xp.maximum(0.0, 1.0 - self.lipschitz * xp.abs(x - self.threshold)))
 
     def reset(self, n_reps, keys, xp):
         """The catastrophe uniform of every replication, from its replication key."""
@@ -158,23 +161,25 @@ class ThresholdMentor(Environment):
 
     def observe(self, env_state, t, keys):
         """What the learner sees before acting in step ``t``: the inputs, shape ``(n_reps,)``."""
-        return _check_inputs(self.inputs(keys, t), keys.shape[0], t)
+        return _check_inputs(self.inputs(keys, t), keys.shape[0], t, keys)
 
     def step(self, env_state, action, t, keys):
         """Step ``t``: the learner's action, or the mentor's where it asks; feedback: a :class:`MentorFeedback`."""
         if not isinstance(action, MentorAction):
             raise TypeError(f"a mentor learner must return a MentorAction, got {type(action).__name__}")
         n_reps = keys.shape[0]
-        x = _check_inputs(self.inputs(keys, t), n_reps, t)
-        a, q = np.asarray(action.action), np.asarray(action.query)
-        if a.shape != (n_reps,) or q.shape != (n_reps,) or q.dtype != bool or a.dtype.kind not in "iu":
+        x = _check_inputs(self.inputs(keys, t), n_reps, t, keys)
+        xp = _ns(keys)
+        a, q = xp.asarray(action.action), xp.asarray(action.query)
+        if (a.shape != (n_reps,) or q.shape != (n_reps,) or q.dtype != xp.bool
+                or not xp.isdtype(a.dtype, "integral")):
             raise ValueError(f"MentorAction must hold an int action and a bool query of shape ({n_reps},), got "
                              f"{a.dtype} {a.shape} and {q.dtype} {q.shape}")
         m = self.mentor_action(x)
-        y = np.where(q, m, a)
+        y = xp.where(q, m, a)
         info = {"x": x, "mentor": m, "proposal": a, "query": q, "random_query": action.random_query,
                 "payoff": self.payoff(x, y), "mentor_payoff": self.payoff(x, m), "u_cat": env_state}
-        return env_state, MentorFeedback(x, np.where(q, m, -1)), info
+        return env_state, MentorFeedback(x, xp.where(q, m, -1)), info
 
     def available_metrics(self) -> Mapping[str, Metric]:
         """The metrics this environment can record, by name."""
@@ -187,15 +192,37 @@ class ThresholdMentor(Environment):
             "log_product": _sum("log_product", lambda i: _log(i["payoff"])),
             "mentor_log_product": _sum("mentor_log_product", lambda i: _log(i["mentor_payoff"])),
             "multiplicative_regret": _products("multiplicative_regret",
-                                               lambda lp, lm, u: np.exp(lm) - np.exp(lp)),
+                                               lambda lp, lm, u: _ns(lp).exp(lm) - _ns(lp).exp(lp)),
             "additive_regret": _sum("additive_regret", lambda i: i["mentor_payoff"] - i["payoff"]),
-            "catastrophe": _products("catastrophe", lambda lp, lm, u: (u >= np.exp(lp)) * 1.0),
+            "catastrophe": _products("catastrophe", _catastrophe),
         }
+
+
+def _ns(a):
+    """The array namespace of the array ``a``: NumPy itself for NumPy arrays."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
+def _xp_of(x):
+    """``(xp, x)``: the namespace of ``x`` and ``x`` as its array (array_like becomes a NumPy array)."""
+    if not hasattr(x, "__array_namespace__"):
+        x = np.asarray(x)
+    return _ns(x), x
+
+
+def _as_float(b):
+    xp = _ns(b)
+    return xp.astype(b, xp.float64)
+
+
+def _catastrophe(lp, lm, u):
+    xp = _ns(lp)
+    return _as_float(u >= xp.exp(lp))
 
 
 def _log(mu):
     with np.errstate(divide="ignore"):
-        return np.log(mu)
+        return _ns(mu).log(mu)
 
 
 def _random_queries(info):
@@ -203,15 +230,16 @@ def _random_queries(info):
     if z is None:
         raise ValueError("metric 'random_queries' needs a learner that reports MentorAction.random_query, "
                          "such as expertlab.experts.mentor_hedge()")
-    return np.asarray(z)
+    return _as_float(_ns(info["query"]).asarray(z))
 
 
 def _count(name, what) -> Metric:
     def init(n_reps, xp):
-        return np.zeros(n_reps)
+        return xp.zeros(n_reps)
 
     def update(acc, info, t):
-        return acc + what(info)
+        v = what(info)
+        return acc + (_as_float(v) if v.dtype == _ns(v).bool else v)
 
     return Metric(name, init, update, lambda acc: acc)
 
@@ -222,10 +250,10 @@ def _sum(name, what) -> Metric:
 
 def _query_rate() -> Metric:
     def init(n_reps, xp):
-        return (np.zeros(n_reps), 0)
+        return (xp.zeros(n_reps), 0)
 
     def update(acc, info, t):
-        return (acc[0] + info["query"], t + 1)
+        return (acc[0] + _as_float(info["query"]), t + 1)
 
     return Metric("query_rate", init, update, lambda acc: acc[0] / max(acc[1], 1))
 
@@ -233,7 +261,7 @@ def _query_rate() -> Metric:
 def _products(name, fn) -> Metric:
     """A function of the learner's and the mentor's log products and the catastrophe uniform."""
     def init(n_reps, xp):
-        return (np.zeros(n_reps), np.zeros(n_reps), None)
+        return (xp.zeros(n_reps), xp.zeros(n_reps), None)
 
     def update(acc, info, t):
         return (acc[0] + _log(info["payoff"]), acc[1] + _log(info["mentor_payoff"]), info["u_cat"])
@@ -305,12 +333,12 @@ def threshold_mentor(threshold: float = 0.5, lipschitz: float = 1.0, inputs="iid
                     return uniform(stream_key(keys, _INPUT_STREAM), np.uint64(0))
         elif kind == "sweep":
             def fn(keys, t):
-                return np.full(keys.shape[0], _van_der_corput(t + 1))
+                return _ns(keys).full(keys.shape[0], _van_der_corput(t + 1))
         else:
             def fn(keys, t):
                 side = 1.0 if t % 2 == 0 else -1.0
                 x = min(1.0, max(0.0, threshold + side * width * _van_der_corput(t // 2 + 1)))
-                return np.full(keys.shape[0], x)
+                return _ns(keys).full(keys.shape[0], x)
         name = f"threshold_mentor_{kind}"
     else:
         seq = np.array(as_real_array(inputs, "inputs", xp=np), dtype=np.float64)
@@ -323,16 +351,18 @@ def threshold_mentor(threshold: float = 0.5, lipschitz: float = 1.0, inputs="iid
         n_inputs, kind, name = seq.size, "fixed", "threshold_mentor_fixed"
 
         def fn(keys, t):
-            return np.full(keys.shape[0], seq[t])
+            return _ns(keys).full(keys.shape[0], float(seq[t]))
 
     return ThresholdMentor(name, threshold, lipschitz, fn, n_inputs,
                            dict(threshold=threshold, lipschitz=lipschitz, inputs=kind, width=width))
 
 
-def _check_inputs(x, n_reps, t):
-    x = np.asarray(x, dtype=np.float64)
+def _check_inputs(x, n_reps, t, keys):
+    xp = _ns(keys)
+    x = xp.asarray(x)
+    x = xp.astype(x, xp.float64)
     if x.shape != (n_reps,):
         raise ValueError(f"round {t}: inputs of shape {x.shape}, expected ({n_reps},)")
-    if not np.all(np.isfinite(x)) or np.any((x < 0) | (x > 1)):
+    if not bool(xp.all(xp.isfinite(x))) or bool(xp.any((x < 0) | (x > 1))):
         raise ValueError(f"round {t}: inputs must lie in [0, 1]")
     return x

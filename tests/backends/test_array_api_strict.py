@@ -42,23 +42,18 @@ NOT_PORTABLE = {
     # needs a special function the array API does not have
     "squint": "needs scipy.special.erfcx (cupyx.scipy.special on CuPy); the array API has no erfcx",
     # NumPy array code, not yet written over xp
-    "active_ranking": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
-    "best_expert": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
-    "compare_experts": _NUMPY_CODE.format("bandits/_active_ranking.py", "act (np.arange draw indices)"),
-    "cucb": _NUMPY_CODE.format("bandits/_pascombucb.py", "update (fancy-index assignment cnt[r, i] += 1)"),
-    "pascombucb": _NUMPY_CODE.format("bandits/_pascombucb.py", "update (fancy-index assignment cnt[r, i] += 1)"),
-    "dag_greedy": _NUMPY_CODE.format("experts/_dag_learner.py", "budget metric (np.zeros accumulators)"),
-    "dag_optimistic": _NUMPY_CODE.format("experts/_dag_learner.py", "budget metric (np.zeros accumulators)"),
-    "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (Hoeffding trees in NumPy)"),
-    "global_thompson": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (normal_array(np, ...))"),
-    "knn_experts": _NUMPY_CODE.format("bandits/_expertise_trees.py", "act (NumPy neighbour search)"),
-    "groupwise": _NUMPY_CODE.format("experts/_groupwise.py", "environment (np.arange, np.einsum, in-place rows)"),
-    "pooled_regression": _NUMPY_CODE.format("experts/_groupwise.py", "environment (np.arange, np.einsum)"),
-    "linfact": _NUMPY_CODE.format("bandits/_linfact.py", "environment step (normal_array(np, ...))"),
-    "unstructured_all_eps_good": _NUMPY_CODE.format("bandits/_linfact.py", "environment step (normal_array(np, ...))"),
-    "lomar": _NUMPY_CODE.format("experts/_lomar.py", "environment (np.arange edge indices, np.where)"),
-    "matching_proposer": _NUMPY_CODE.format("experts/_lomar.py", "environment (np.arange edge indices, np.where)"),
-    "mentor_hedge": _NUMPY_CODE.format("experts/_mentor.py", "act (np.searchsorted, fancy indexing)"),
+    # (global_thompson is expertise_trees with depth-0 trees: the same Hoeffding-tree code)
+    "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
+                                          "act and update (np.asarray contexts, normal_array(np, ...); "
+                                          "hoeffding_tree_update writes leaf statistics and histograms in "
+                                          "place by index arrays)"),
+    "global_thompson": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
+                                          "act and update (np.asarray contexts, normal_array(np, ...); "
+                                          "hoeffding_tree_update writes leaf statistics and histograms in "
+                                          "place by index arrays)"),
+    "knn_experts": _NUMPY_CODE.format("bandits/_expertise_trees.py",
+                                      "act and update (np.argpartition, which the array API lacks, and "
+                                      "index-array writes into the ring buffers)"),
 }
 
 
