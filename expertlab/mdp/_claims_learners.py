@@ -48,7 +48,7 @@ CLAIMS = (
                "the rewarding state differs by epsilon ~ sqrt(S A / T)), the Omega(sqrt(H S A T)) bound that "
                "Azar, Osband & Munos 2017 match with Thm 1 and Thm 2",
         learner="ucbvi",
-        description="The two-point construction (two_point_mdp in the simulation): from the start state each of "
+        description="The two-point construction (mdp.instances.two_point_lower_bound): from the start state each of "
                     "A = 4 actions reaches a rewarding absorbing state (reward 1 at each of the H - 1 = 2 later "
                     "stages) with probability 1/2, the last action with probability 1/2 + eps_K, "
                     "eps_K = 0.1 / sqrt(K), rebuilt for each K in 250, 500, 1000, 2000. UCBVI-CH as in the "

@@ -19,7 +19,7 @@ from ._models import LinearMixtureMDP, TabularMDP
 from ._planning import backward_induction as _backward_induction
 
 __all__ = ["gridworld", "river_swim", "garnet", "forest", "random_linear_mixture", "hard_linear_mixture",
-           "greedy_trap_mixture", "conservative_garnet", "INSTANCES"]
+           "greedy_trap_mixture", "two_point_lower_bound", "conservative_garnet", "INSTANCES"]
 
 _KERNEL_SALT = np.uint64(0x6A09E667F3BCC909)
 _REWARD_SALT = np.uint64(0xBB67AE8584CAA73B)
@@ -374,6 +374,64 @@ def greedy_trap_mixture(p_good: float = 0.9, stay_reward: float = 0.3, *, gamma:
     rewards[0, 0], rewards[1] = r0, 1.0
     return LinearMixtureMDP(phi, np.array([p, 1.0 - p]), rewards, gamma)
 
+
+
+def two_point_lower_bound(gap: float, n_actions: int = 4, horizon: int = 3) -> _FiniteHorizonMDP:
+    r"""The two-point lower-bound construction for episodic tabular learners (3 states).
+
+    From the start state 0 every action reaches the paying state 1 with
+    probability 1/2 and the empty state 2 otherwise, except the last action,
+    which reaches state 1 with probability :math:`1/2 + \Delta`.  States 1
+    and 2 are absorbing and pay 1 and 0 at every later stage; state 0 pays 0.
+
+    Parameters
+    ----------
+    gap : float in [0, 1/2]
+        :math:`\Delta`, the advantage of the last action.
+    n_actions : int >= 2
+    horizon : int >= 2
+        Stages per episode.
+
+    Returns
+    -------
+    FiniteHorizonMDP
+        Stationary over the ``horizon`` stages.
+
+    Notes
+    -----
+    Only the first transition matters: an episode that starts with another
+    action than the last loses exactly :math:`\Delta (H - 1)` in expectation.
+    Telling the last action from the others needs of order
+    :math:`1/\Delta^2` tries of each action, so with
+    :math:`\Delta = c/\sqrt K` rebuilt for each number of episodes
+    :math:`K`, every learner's regret over the :math:`K` episodes grows like
+    :math:`\sqrt K` (a share of the episodes bounded away from 0 starts with
+    a wrong action); rate claims use it to show that an :math:`O(\sqrt K)`
+    bound is attained.  It is the one-state-pair core of the lower-bound
+    construction of Jaksch, Ortner & Auer (2010), reduced to a single
+    decision per episode (simplified: no chain of such states).
+
+    References
+    ----------
+    Jaksch, Ortner & Auer, "Near-optimal regret bounds for reinforcement
+    learning", JMLR 11 (2010), Thm 5 (the lower-bound construction).
+
+    Examples
+    --------
+    >>> m = two_point_lower_bound(0.1, n_actions=2, horizon=3)
+    >>> m.transitions[0, 0, 0].tolist(), m.transitions[0, 0, 1].round(12).tolist()
+    ([0.0, 0.5, 0.5], [0.0, 0.6, 0.4])
+    """
+    gap = check_float(gap, "gap", minimum=0.0, maximum=0.5)
+    n_actions = check_int(n_actions, "n_actions", minimum=2)
+    horizon = check_int(horizon, "horizon", minimum=2)
+    p = np.zeros((3, n_actions, 3))
+    p[0, :, 1:] = 0.5
+    p[0, -1] += (0.0, gap, -gap)
+    p[1, :, 1] = p[2, :, 2] = 1.0
+    r = np.zeros((3, n_actions))
+    r[1] = 1.0
+    return _FiniteHorizonMDP.stationary(p, r, horizon)
 
 #: Registered instance factories, by name.
 INSTANCES = {

@@ -125,24 +125,12 @@ def conservative_mass(s, backend, seed):
     return _measure(s, seed, backend, "mass")
 
 
-def _two_point(gap, n_actions, horizon):
-    """The lower-bound construction of the UCBVI simulation: the last action reaches the rewarding state
-    with probability 1/2 + ``gap``, the others with 1/2; state 1 pays 1 and state 2 pays 0 at every stage."""
-    p = np.zeros((3, n_actions, 3))
-    p[0, :, 1:] = 0.5
-    p[0, -1] += (0.0, gap, -gap)
-    p[1, :, 1] = p[2, :, 2] = 1.0
-    r = np.zeros((3, n_actions))
-    r[1] = 1.0
-    return mdp.FiniteHorizonMDP.stationary(p, r, horizon)
-
-
 def minimax_regret(s, backend, seed):
     """Regret of the episodes K/5 .. K on the two-point construction with gap c / sqrt(K), uniform baseline."""
     ks = np.asarray(s["episodes"], dtype=np.int64)
     y = []
     for k in ks:
-        m = _two_point(s["gap_constant"] / math.sqrt(k), s["n_actions"], s["horizon"])
+        m = mdp.instances.two_point_lower_bound(s["gap_constant"] / math.sqrt(k), s["n_actions"], s["horizon"])
         uniform = np.full((m.horizon, m.n_states, m.n_actions), 1.0 / m.n_actions)
         env = mdp.conservative(m, mdp.known_baseline(m, uniform), alpha=s["alpha"])
         res = sim.run(_learner(s["rule"], dict(s, n_episodes=int(k), n_states=3)), env, horizon=int(k),

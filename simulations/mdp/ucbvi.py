@@ -51,27 +51,11 @@ def ucbvi_regret(s, backend, seed):
                            info={"wall_time": res.wall_time, "bonus_scale": scale, "backend": res.backend})
 
 
-def two_point_mdp(gap, n_actions, horizon):
-    """The lower-bound construction: state 0 leads to state 1 (reward 1 at every later stage) or state 2 (reward 0).
-
-    Every action reaches state 1 with probability 1/2, the last one with probability 1/2 + ``gap``; the
-    rewards are 0 at the start state.  Only the first transition matters: the regret of an episode that
-    starts with another action is ``gap * (horizon - 1)``.
-    """
-    p = np.zeros((3, n_actions, 3))
-    p[0, :, 1:] = 0.5
-    p[0, -1] += (0.0, gap, -gap)
-    p[1, :, 1] = p[2, :, 2] = 1.0
-    r = np.zeros((3, n_actions))
-    r[1] = 1.0
-    return mdp.FiniteHorizonMDP.stationary(p, r, horizon)
-
-
 def minimax_regret(s, backend, seed):
     ks = np.asarray(s["episodes"], dtype=np.int64)
     y = []
     for k in ks:  # one instance per K: the gap shrinks like 1 / sqrt(K)
-        m = two_point_mdp(s["gap_constant"] / math.sqrt(k), s["n_actions"], s["horizon"])
+        m = mdp.instances.two_point_lower_bound(s["gap_constant"] / math.sqrt(k), s["n_actions"], s["horizon"])
         learner, _ = _learner(s, m, int(k))
         res = sim.run(learner, m, horizon=int(k), n_reps=s["n_reps"], seed=seed, backend=backend,
                       checkpoints=np.array([k // 5, k]))

@@ -225,6 +225,7 @@ INSTANCE_CALLS = {
     "mdp.random_linear_mixture": lambda: mdp_instances.random_linear_mixture(4, 2, dim=3),
     "mdp.hard_linear_mixture": lambda: mdp_instances.hard_linear_mixture(gap=0.1),
     "mdp.greedy_trap_mixture": lambda: mdp_instances.greedy_trap_mixture(),
+    "mdp.two_point_lower_bound": lambda: mdp_instances.two_point_lower_bound(0.1),
     "mdp.conservative_garnet": lambda: mdp_instances.conservative_garnet(),
 }
 _NOT_INSTANCES = {"fair_coins_expected_regret", "lai_robbins_constant", "bernoulli_kl", "INSTANCES"}

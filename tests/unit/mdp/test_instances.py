@@ -5,7 +5,7 @@ import pytest
 
 from expertlab.mdp import policy_iteration
 from expertlab.mdp.instances import (INSTANCES, forest, garnet, greedy_trap_mixture, gridworld, random_linear_mixture,
-                                    river_swim)
+                                     river_swim, two_point_lower_bound)
 
 
 def test_garnet_structure_and_seeding():
@@ -83,3 +83,29 @@ def test_greedy_trap_mixture_structure_and_values():
 def test_greedy_trap_mixture_names_bad_arguments(kwargs, name):
     with pytest.raises(ValueError, match=name):
         greedy_trap_mixture(**kwargs)
+
+
+def test_two_point_lower_bound_loses_the_gap_per_stage_for_every_wrong_first_action():
+    from expertlab.mdp import backward_induction
+
+    gap, H = 0.05, 4
+    m = two_point_lower_bound(gap, n_actions=3, horizon=H)
+    assert m.transitions.shape == (H, 3, 3, 3)
+    np.testing.assert_allclose(m.transitions.sum(axis=-1), 1.0)
+    sol = backward_induction(m)
+    # by hand: the last action earns (1/2 + gap)(H - 1) from the start, the others (H - 1)/2
+    assert sol.values[0, 0] == pytest.approx((0.5 + gap) * (H - 1), abs=1e-12)
+    assert sol.policy[0, 0] == 2
+    q_wrong = 0.5 * (H - 1)
+    assert sol.values[0, 0] - q_wrong == pytest.approx(gap * (H - 1), abs=1e-12)
+    # the wrong variant: with no gap every action is optimal and nothing is lost
+    assert backward_induction(two_point_lower_bound(0.0, n_actions=3, horizon=H)).values[0, 0] == pytest.approx(
+        0.5 * (H - 1))
+
+
+@pytest.mark.parametrize("kwargs, name", [({"gap": -0.1}, "gap"), ({"gap": 0.6}, "gap"),
+                                          ({"gap": 0.1, "n_actions": 1}, "n_actions"),
+                                          ({"gap": 0.1, "horizon": 1}, "horizon")])
+def test_two_point_lower_bound_names_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        two_point_lower_bound(**kwargs)
