@@ -30,6 +30,8 @@ from hypothesis import HealthCheck, settings
 # outside a package under the one module name 'conftest', and the two conftests of
 # tests/ and proofs_check/ would then collide ("import file mismatch").
 collect_ignore = ["conftest.py"]
+# The per-family mutant tables are data that test_mutations.py runs with its Mutant class.
+collect_ignore_glob = ["rates/_mutants_*.py"]
 
 #: Environment variable that selects a profile by name.
 PROFILE_ENV = "EXPERTLAB_HYPOTHESIS_PROFILE"

@@ -93,9 +93,9 @@ _EASY_BOUND = {
     "boa": "Wintenberger, Machine Learning 2017, second-order bound of BOA with multiple learning rates "
            "(R_{T,k} = O(sqrt(V_{T,k} ln N) + ln N) up to ln ln T; Section 3, theorem number not re-checked)",
     "adanormalhedge": "Luo & Schapire, COLT 2015, Thm 1 (R_{T,k} <= sqrt(3 C_{T,k} ln(B_T N)), "
-                      "C_{T,k} = sum_t |r_{t,k}|, B_T = O(ln C_T))",
+                      "C_{T,k} = sum_t abs(r_{t,k}), B_T = O(ln C_T))",
 }
-_SECOND_ORDER_TERM = {"squint": "V_T", "ml_prod": "V_T", "boa": "V_T", "adanormalhedge": "C_T = sum_t |r_t|"}
+_SECOND_ORDER_TERM = {"squint": "V_T", "ml_prod": "V_T", "boa": "V_T", "adanormalhedge": "C_T = sum_t abs(r_t)"}
 
 for _name in ("squint", "ml_prod", "boa", "adanormalhedge"):
     CLAIMS += (

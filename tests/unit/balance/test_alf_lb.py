@@ -458,8 +458,8 @@ def _generators():
 def test_pruned_score_generation_gives_the_top_lists_of_every_score(k):
     from numba import njit
 
-    from expertlab._random import rep_key, round_key
     from expertlab.balance._alf_lb import _route_token_gen
+    from expertlab.random import rep_key, round_key
 
     ref = _token_reference()
     route = njit(_route_token_gen)  # a register_jitable function, compiled as the kernel compiles it
