@@ -24,7 +24,7 @@ MUTANTS = {
     "balance.bias-to-lp-prices": Mutant(
         "a constant step (magnitude rule, u = 0.05) in place of a/t: the distance to the prices stops "
         "shrinking (exponent -0.12 instead of -1)",
-        {"rule": "magnitude", "a": 0.05}),
+        {"rule": "magnitude", "a": 0.05}, slow=True),
     "balance.maxvio-linear-in-step": Mutant(
         "the magnitude rule with the same constant step in place of the sign rule: its moves shrink with the "
         "imbalance, so the stationary MaxVio is not linear in u (exponent -0.77)",

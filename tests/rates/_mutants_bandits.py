@@ -18,10 +18,10 @@ _CONSERVATIVE = ("the confidence bounds (union bounds over rounds and comparison
 MUTANTS = {
     "bandits.kl_ucb-lai-robbins": Mutant(
         "UCB1 in KL-UCB's place: slope about 87, an order above the Lai-Robbins constant 7.5",
-        {"learner": "ucb1"}),
+        {"learner": "ucb1"}, slow=True),
     "bandits.thompson-lai-robbins": Mutant(
         "Thompson sampling with the wrong prior Beta(1, 100): early lock-in, slope far above 7.5",
-        {"learner_params": {"prior": (1.0, 100.0)}}, {"n_reps": 20, "horizon": 3000}),
+        {"learner_params": {"prior": (1.0, 100.0)}}, {"n_reps": 20, "horizon": 3000}, slow=True),
     # the lock-in of a bonus too small is rare (the best arm's first draws are zeros), so these two mutants
     # run 800 replications: with 200 (the claim's own) the slope of UCB1 x 0.01 is 105 [77, 140], inside
     "bandits.ucb1-log-slope": Mutant(
@@ -42,7 +42,7 @@ MUTANTS = {
         {"learner": "cucb"}, {"n_reps": 60, "horizon": 2000}),
     "bandits.cucb-violates": Mutant(
         "PASCombUCB in CUCB's place: the sound algorithm must not be reported as violating",
-        {"learner": "pascombucb"}),
+        {"learner": "pascombucb"}, slow=True),
     # the minimax trio's companions: one fixed instance (seven arms at 1/2, one at 0.8) where a wrong rate is linear
     "bandits.exp3-fixed-gap-vs-T": Mutant(
         "EXP3 with a constant eta = 0.5, far too large: one loss of weight 1/p sends an arm out for good and "
@@ -75,13 +75,13 @@ MUTANTS = {
     # pure exploration
     "bandits.active-ranking-one-task-gap": Mutant(
         "the non-adaptive schedule that sweeps every task equally: queries grow as d^2 (exponent 2.03)",
-        {"schedule": "uniform"}),
+        {"schedule": "uniform"}, slow=True),
     "bandits.best-expert-flat-in-cluster-gap": Mutant(
         "the sequential champion search in the capped search's place: queries grow as eta^-2 (exponent -2.03)",
         {"methods": {"doubling": "sequential"}}),
     "bandits.best-expert-sequential-vs-cluster-gap": Mutant(
         "the capped (doubling) search in the sequential search's place: flat in eta (exponent -0.01)",
-        {"methods": {"sequential": "doubling"}}),
+        {"methods": {"sequential": "doubling"}}, slow=True),
     "bandits.linfact-vs-unstructured": Mutant(
         "the unstructured elimination in LinFACT's place: the ratio is 1 at every K (exponent 0)",
         {"learner": "unstructured"}),

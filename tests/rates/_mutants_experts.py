@@ -64,7 +64,7 @@ MUTANTS = {
         {"memory": 16}, slow=True),
     "ftl.linear-on-alternating": Mutant(
         "anytime Hedge in FTL's place: regret of order sqrt(T), not T, on the alternating sequence",
-        {"learner": "hedge"}),
+        {"learner": "hedge"}, slow=True),
     "ftpl.gumbel-equals-hedge": Mutant(
         "FTPL with exponential perturbations in place of Gumbel ones: not Hedge in disguise (mean difference "
         "-1.51 [-2.20, -0.82] over 1500 replications; Laplace perturbations, 0.16 [-0.29, 0.62] over 4000, are "
@@ -72,11 +72,11 @@ MUTANTS = {
         {"learner_params": {"noise": "exponential"}}, {"n_reps": 1500}),
     "fixed_share.tracking-vs-T": Mutant(
         "no sharing (alpha = 0) at a fixed eta = 0.05: Hedge cannot follow the switches, tracking regret ~ T",
-        {"learner_params": {"eta": 0.05, "alpha": 0.0}}, {"horizons": [300, 1000, 3000], "n_reps": 40}),
+        {"learner_params": {"eta": 0.05, "alpha": 0.0}}, {"horizons": [300, 1000, 3000], "n_reps": 40}, slow=True),
     # -- research variants: search on a DAG, groupwise regret, private experts, mentor queries, LOMAR --
     "experts.dag-known-rate": Mutant(
         "the greedy order searched to the end (no optimal stop): rate 0.208 instead of r* = 0.472",
-        {"stop": False}, {"n_reps": 200}),
+        {"stop": False}, {"n_reps": 200}, slow=True),
     "experts.dag-optimistic-regret": Mutant(
         "plug-in estimates (bonus 1e-9 instead of 1.5): settles on a suboptimal plan, regret linear in B",
         {"learner_params": {"bonus": 1e-9}}, {"n_reps": 100, "baseline": False}),

@@ -59,7 +59,7 @@ MUTANTS = {
         {"pessimistic": True}),
     "mdp.safe-vtr-zero-unsafe-visits": Mutant(
         "Safe UCRL-VTR without its reachability (pessimistic safe set) test",
-        {"reachability": False}),
+        {"reachability": False}, slow=True),
     "mdp.safe-vtr-ablation-violates": Mutant(
         "the full Safe UCRL-VTR in the ablation's place: no unsafe visit to report",
         {"reachability": True}),
@@ -127,9 +127,9 @@ MUTANTS = {
         "unconstrained UCBVI in StepMix's place: episode-wise violations of the conservative constraint",
         {"rule": "unconstrained"}, {"n_episodes": 1000}),
     "mdp.epsmix-zero-violations": Mutant(
-        "unconstrained UCBVI in EpsMix's place", {"rule": "unconstrained"}),
+        "unconstrained UCBVI in EpsMix's place", {"rule": "unconstrained"}, slow=True),
     "mdp.cumulative-zero-violations": Mutant(
-        "unconstrained UCBVI in the cumulative rule's place", {"rule": "unconstrained"}),
+        "unconstrained UCBVI in the cumulative rule's place", {"rule": "unconstrained"}, slow=True),
     "mdp.stepmix-learned-baseline-zero-violations": Mutant(
         "unconstrained UCBVI in StepMix's place, with the learned baseline", {"rule": "unconstrained"},
         {"n_episodes": 100}),

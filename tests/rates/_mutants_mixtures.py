@@ -53,7 +53,7 @@ MUTANTS = {
         "at the approximation error", {"n_experts": 1}),
     "mixtures.poly-experts.u-shape-in-m": Mutant(
         "the risk judged on the training sample (in-sample excess log-loss) instead of on fresh x: it falls "
-        "with m, so no intermediate m wins", {"risk": "in-sample"}, size={"n_reps": 20}),
+        "with m, so no intermediate m wins", {"risk": "in-sample"}, size={"n_reps": 20}, slow=True),
     "mixtures.shapley-mse-vs-budget": Mutant(
         "permutations drawn from the router-guided Plackett-Luce proposal and reweighted by self-normalised "
         "importance weights (weights divided by their sum, not by m): heavy-tailed weights, error falls "
