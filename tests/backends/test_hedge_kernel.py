@@ -23,9 +23,9 @@ LEARNERS = {
 
 
 # The masked path compiles in memory for every sleeping instance (its awake function is a closure, not
-# cached on disk), several seconds a case: it runs at one expert count (the conformance tests run it on
-# more); the unmasked loops, cached, run below, at and above the partial sums' width.
-CASES = [(n, False) for n in (1, 3, 9)] + [(3, True)]
+# cached on disk), several seconds a schedule: it runs with -m slow (the conformance tests run the masked
+# path of the default schedule); the unmasked loops, cached, run below, at and above the partial sums' width.
+CASES = [(n, False) for n in (1, 3, 9)] + [pytest.param(3, True, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("schedule", sorted(LEARNERS))

@@ -18,10 +18,10 @@ _CONSERVATIVE = ("the confidence bounds (union bounds over rounds and comparison
 MUTANTS = {
     "bandits.kl_ucb-lai-robbins": Mutant(
         "UCB1 in KL-UCB's place: slope about 87, an order above the Lai-Robbins constant 7.5",
-        {"learner": "ucb1"}, slow=True),
+        {"learner": "ucb1"}),
     "bandits.thompson-lai-robbins": Mutant(
         "Thompson sampling with the wrong prior Beta(1, 100): early lock-in, slope far above 7.5",
-        {"learner_params": {"prior": (1.0, 100.0)}}, {"n_reps": 20, "horizon": 3000}, slow=True),
+        {"learner_params": {"prior": (1.0, 100.0)}}, {"n_reps": 20, "horizon": 3000}),
     # the lock-in of a bonus too small is rare (the best arm's first draws are zeros), so these two mutants
     # run 800 replications: with 200 (the claim's own) the slope of UCB1 x 0.01 is 105 [77, 140], inside
     "bandits.ucb1-log-slope": Mutant(
@@ -42,7 +42,7 @@ MUTANTS = {
         {"learner": "cucb"}, {"n_reps": 60, "horizon": 2000}),
     "bandits.cucb-violates": Mutant(
         "PASCombUCB in CUCB's place: the sound algorithm must not be reported as violating",
-        {"learner": "pascombucb"}, slow=True),
+        {"learner": "pascombucb"}),
     # the minimax trio's companions: one fixed instance (seven arms at 1/2, one at 0.8) where a wrong rate is linear
     "bandits.exp3-fixed-gap-vs-T": Mutant(
         "EXP3 with a constant eta = 0.5, far too large: one loss of weight 1/p sends an arm out for good and "
@@ -63,25 +63,25 @@ MUTANTS = {
     # expertise trees and the context-blind baselines: each claim rejects the other kind of learner
     "bandits.expertise_trees-regret-vs-T": Mutant(
         "global Thompson sampling (context-blind) in the trees' place: exactly linear regret",
-        {"learner": "global_thompson"}, {"horizon": 10_000}, slow=True),
+        {"learner": "global_thompson"}, {"horizon": 10_000}),
     "bandits.global_thompson-linear-vs-oracle": Mutant(
         "expertise trees (which use the context) in global Thompson sampling's place: the exactly linear "
         "prediction must not hold for a learner that learns the cells",
-        {"learner": "expertise_trees"}, slow=True),
+        {"learner": "expertise_trees"}),
     "bandits.exp4-linear-vs-oracle": Mutant(
         "expertise trees in Exp4's place: the claim's exact linearity comes from Exp4 ignoring the context "
         "and must not hold for a learner that uses it (no setting of Exp4 itself can change gap (3/4) T)",
-        {"learner": "expertise_trees"}, {"n_reps": 20}, slow=True),
+        {"learner": "expertise_trees"}, {"n_reps": 20}),
     # pure exploration
     "bandits.active-ranking-one-task-gap": Mutant(
         "the non-adaptive schedule that sweeps every task equally: queries grow as d^2 (exponent 2.03)",
-        {"schedule": "uniform"}, slow=True),
+        {"schedule": "uniform"}),
     "bandits.best-expert-flat-in-cluster-gap": Mutant(
         "the sequential champion search in the capped search's place: queries grow as eta^-2 (exponent -2.03)",
         {"methods": {"doubling": "sequential"}}),
     "bandits.best-expert-sequential-vs-cluster-gap": Mutant(
         "the capped (doubling) search in the sequential search's place: flat in eta (exponent -0.01)",
-        {"methods": {"sequential": "doubling"}}, slow=True),
+        {"methods": {"sequential": "doubling"}}),
     "bandits.linfact-vs-unstructured": Mutant(
         "the unstructured elimination in LinFACT's place: the ratio is 1 at every K (exponent 0)",
         {"learner": "unstructured"}),

@@ -45,26 +45,26 @@ MUTANTS = {
     "experts.memory-regret-vs-S": Mutant(
         "Hedge tuned to T on all n experts (no memory bound) in the pool learner's place: it finds the needle "
         "within ln n / eta rounds whatever S, pseudo-regret flat in S (exponent 0.02)",
-        {"learner": "hedge"}, slow=True),
+        {"learner": "hedge"}),
     "experts.memory-regret-vs-n": Mutant(
         "Hedge tuned to T on all n experts (no memory bound) in the pool learner's place: pseudo-regret "
         "ln n / eta = sqrt(T ln n / 8), exponent 0.12 in n",
-        {"learner": "hedge"}, slow=True),
+        {"learner": "hedge"}),
     "experts.memory-regret-vs-T": Mutant(
         "epoch length fixed at 336 rounds (the one tuned to T = 16000) instead of S T / (6 n): the short runs have "
         "too few epochs to find the needle, exponent about 0",
-        {"epoch": 336}, slow=True),
+        {"epoch": 336}),
     "experts.memory-adaptive-oblivious-linear": Mutant(
         "the fresh-cycle learner with a pool of 2 sqrt(n) = 32 in place of the oblivious pool learner: it "
         "replays an expert only after 31 others, so the attack misses it and the regret is sublinear",
-        {"learner": "memory_adaptive", "memory": 32}, slow=True),
+        {"learner": "memory_adaptive", "memory": 32}),
     "experts.memory-adaptive-sublinear": Mutant(
         "the fresh-cycle learner with a pool of sqrt(n) = 16 instead of 2 sqrt(n): every expert is replayed "
         "within the 16 punished plays, regret linear",
-        {"memory": 16}, slow=True),
+        {"memory": 16}),
     "ftl.linear-on-alternating": Mutant(
         "anytime Hedge in FTL's place: regret of order sqrt(T), not T, on the alternating sequence",
-        {"learner": "hedge"}, slow=True),
+        {"learner": "hedge"}),
     "ftpl.gumbel-equals-hedge": Mutant(
         "FTPL with exponential perturbations in place of Gumbel ones: not Hedge in disguise (mean difference "
         "-1.51 [-2.20, -0.82] over 1500 replications; Laplace perturbations, 0.16 [-0.29, 0.62] over 4000, are "
@@ -72,11 +72,11 @@ MUTANTS = {
         {"learner_params": {"noise": "exponential"}}, {"n_reps": 1500}),
     "fixed_share.tracking-vs-T": Mutant(
         "no sharing (alpha = 0) at a fixed eta = 0.05: Hedge cannot follow the switches, tracking regret ~ T",
-        {"learner_params": {"eta": 0.05, "alpha": 0.0}}, {"horizons": [300, 1000, 3000], "n_reps": 40}, slow=True),
+        {"learner_params": {"eta": 0.05, "alpha": 0.0}}, {"horizons": [300, 1000, 3000], "n_reps": 40}),
     # -- research variants: search on a DAG, groupwise regret, private experts, mentor queries, LOMAR --
     "experts.dag-known-rate": Mutant(
         "the greedy order searched to the end (no optimal stop): rate 0.208 instead of r* = 0.472",
-        {"stop": False}, {"n_reps": 200}, slow=True),
+        {"stop": False}, {"n_reps": 200}),
     "experts.dag-optimistic-regret": Mutant(
         "plug-in estimates (bonus 1e-9 instead of 1.5): settles on a suboptimal plan, regret linear in B",
         {"learner_params": {"bonus": 1e-9}}, {"n_reps": 100, "baseline": False}),
@@ -85,47 +85,47 @@ MUTANTS = {
         {"learner_params": {"bonus": 1.5}}),
     "experts.groupwise-regret-at-most-sqrt": Mutant(
         "one global ridge regression in place of the groupwise learner: linear on a group",
-        {"learner": "pooled"}, {"compare": False, "n_reps": 16}, slow=True),
+        {"learner": "pooled"}, {"compare": False, "n_reps": 16}),
     "experts.groupwise-global-linear": Mutant(
         "the groupwise learner in place of the global one: its worst-group regret grows logarithmically",
-        {"learner": "groupwise"}, {"compare": False, "n_reps": 16}, slow=True),
+        {"learner": "groupwise"}, {"compare": False, "n_reps": 16}),
     "experts.groupwise-hedge-regret-at-most-sqrt": Mutant(
         "one global Hedge over the class in place of the groupwise learner: linear on a group",
-        {"learner": "pooled"}, {"compare": False, "n_reps": 16}, slow=True),
+        {"learner": "pooled"}, {"compare": False, "n_reps": 16}),
     "experts.groupwise-hedge-global-linear": Mutant(
         "the groupwise learner in place of the global Hedge: its worst-group regret exponent is 0.38",
-        {"learner": "groupwise"}, {"n_reps": 16}, slow=True),
+        {"learner": "groupwise"}, {"n_reps": 16}),
     "experts.private-flat-in-T": Mutant(
         "AboveThreshold threshold 10^6 instead of b2 ln(2TK): the first expert is never dropped, regret linear "
         "in T (a switch budget K = 1 is not a mutant here: the single switch gets all of eps and its "
         "exponential mechanism picks the perfect expert)",
-        {"learner_params": {"threshold": 1e6}}, {"baseline_reps": 2}, slow=True),
+        {"learner_params": {"threshold": 1e6}}, {"baseline_reps": 2}),
     "experts.private-inverse-epsilon": Mutant(
         "AboveThreshold threshold fixed at 100 instead of b2 ln(2TK), which scales as 1/eps: the regret no "
         "longer falls like 1/eps",
-        {"learner_params": {"threshold": 100.0}}, {"n_reps": 100}, slow=True),
+        {"learner_params": {"threshold": 100.0}}, {"n_reps": 100}),
     "experts.private-polylog-d": Mutant(
         "one switch per expert (K = d): the noise scale grows with d and so does the regret (exponent 1.03)",
-        {"switch_budget": "d"}, {"n_reps": 40, "baseline_reps": 0}, slow=True),
+        {"switch_budget": "d"}, {"n_reps": 40, "baseline_reps": 0}),
     "experts.private-switch-per-expert-linear-in-d": Mutant(
         "the default switch budget log2 d + 3 in place of d: polylogarithmic in d (exponent 0.29)",
-        {"switch_budget": "log"}, slow=True),
+        {"switch_budget": "log"}),
     "experts.private-small-loss-flat-in-T": Mutant(
         "the realizable learner (no doubling threshold) in place of the small-loss one: regret linear in T",
-        {"learner": "realizable"}, {"n_reps": 20, "baseline_reps": 0}, slow=True),
+        {"learner": "realizable"}, {"n_reps": 20, "baseline_reps": 0}),
     "experts.private-realizable-linear-on-small-loss": Mutant(
         "the small-loss learner in place of the realizable one: regret flat in T",
-        {"learner": "small_loss"}, slow=True),
+        {"learner": "small_loss"}),
     "experts.mentor-query-rate": Mutant(
         "random queries at a fixed rate p = 0.1 instead of T^(-1/3): the query rate does not vanish",
-        {"learner_params": {"query_prob": 0.1}}, {"n_reps": 30}, slow=True),
+        {"learner_params": {"query_prob": 0.1}}, {"n_reps": 30}),
     "experts.mentor-multiplicative-regret": Mutant(
         "a support radius fixed at 0.01 instead of T^(-2/3): a mistake costs up to 0.01 however long the run, "
         "the regret grows with T (exponent +0.55)",
-        {"learner_params": {"radius": 0.01}}, {"n_reps": 30}, slow=True),
+        {"learner_params": {"radius": 0.01}}, {"n_reps": 30}),
     "experts.mentor-boundary-regret": Mutant(
         "a support radius fixed at 0.01 instead of T^(-2/3): the regret falls like T^(-0.11)",
-        {"learner_params": {"radius": 0.01}}, slow=True),
+        {"learner_params": {"radius": 0.01}}),
     "experts.mentor-no-query-catastrophe": Mutant(
         "queries allowed (the learner that asks): its catastrophe frequency is near 0, not above 0.99",
         {"allow_queries": True}),

@@ -59,13 +59,13 @@ MUTANTS = {
         {"pessimistic": True}),
     "mdp.safe-vtr-zero-unsafe-visits": Mutant(
         "Safe UCRL-VTR without its reachability (pessimistic safe set) test",
-        {"reachability": False}, slow=True),
+        {"reachability": False}),
     "mdp.safe-vtr-ablation-violates": Mutant(
         "the full Safe UCRL-VTR in the ablation's place: no unsafe visit to report",
         {"reachability": True}),
     "mdp.safe-vtr-regret-vs-K": Mutant(
         "Safe UCRL-VTR with its confidence radius scaled by 1e-6 (no optimism): linear regret",
-        {"beta_scale": 1e-6}, {"n_reps": 8}, slow=True),
+        {"beta_scale": 1e-6}, {"n_reps": 8}),
     "mdp.safe-vtr-greedy-regret-linear": Mutant(
         "the sound Safe UCRL-VTR (beta_scale = 1) in the greedy learner's place: bounded regret",
         {"beta_scale": 1.0}),
@@ -77,16 +77,16 @@ MUTANTS = {
         {"radius_factor": 1.0}),
     "mdp.uclk-regret-vs-T": Mutant(
         "UCLK with its confidence radius scaled by 1e-4 (no optimism): linear regret on the greedy trap",
-        {"radius_factor": 1e-4}, {"n_reps": 4}, slow=True),
+        {"radius_factor": 1e-4}, {"n_reps": 4}),
     "mdp.uclk-greedy-regret-linear": Mutant(
         "the sound UCLK (radius factor 1) in the greedy learner's place: bounded regret",
         {"radius_factor": 1.0}),
     "mdp.rfe-confidence-coverage": Mutant(
         "the explorer's self-normalised radius scaled by 0.3: the set misses theta in more than delta of the runs",
-        {"beta_scale": 0.3}, slow=True),
+        {"beta_scale": 0.3}),
     "mdp.rfe-value-error-vs-K": Mutant(
         "the transition-targeted regression over-regularised (ridge 1000 instead of 1): the bias flattens the slope",
-        {"ridge": 1000.0}, slow=True),
+        {"ridge": 1000.0}),
     "mdp.dr-mixture-monotone-tv": Mutant(
         "robust value iteration stopped at epsilon = 1e-3: the value at radius 0 misses the nominal one",
         {"epsilon": 1e-3}),
@@ -98,13 +98,13 @@ MUTANTS = {
         {"epsilon": 1e-3}),
     "mdp.dr-mixture-vs-rectangular-kl": Mutant(
         "the weight ball 10 times as wide as the kernel ball (twice as wide still passes on these instances)",
-        {"mixture_radius_factor": 10.0}, slow=True),
+        {"mixture_radius_factor": 10.0}),
     "mdp.dr-mixture-monotone-chi2": Mutant(
         "robust value iteration stopped at epsilon = 1e-3: the value at radius 0 misses the nominal one",
         {"epsilon": 1e-3}),
     "mdp.dr-mixture-vs-rectangular-chi2": Mutant(
         "the weight ball 10 times as wide as the kernel ball (twice as wide still passes on these instances)",
-        {"mixture_radius_factor": 10.0}, slow=True),
+        {"mixture_radius_factor": 10.0}),
     "mdp.dr-vtr-bound-tv": Mutant(
         "DRVTR planning with 3 times the true radius: the certified gap tends to a positive constant",
         {"learner_radius_factor": 3.0}),
@@ -127,31 +127,31 @@ MUTANTS = {
         "unconstrained UCBVI in StepMix's place: episode-wise violations of the conservative constraint",
         {"rule": "unconstrained"}, {"n_episodes": 1000}),
     "mdp.epsmix-zero-violations": Mutant(
-        "unconstrained UCBVI in EpsMix's place", {"rule": "unconstrained"}, slow=True),
+        "unconstrained UCBVI in EpsMix's place", {"rule": "unconstrained"}),
     "mdp.cumulative-zero-violations": Mutant(
-        "unconstrained UCBVI in the cumulative rule's place", {"rule": "unconstrained"}, slow=True),
+        "unconstrained UCBVI in the cumulative rule's place", {"rule": "unconstrained"}),
     "mdp.stepmix-learned-baseline-zero-violations": Mutant(
         "unconstrained UCBVI in StepMix's place, with the learned baseline", {"rule": "unconstrained"},
         {"n_episodes": 100}),
     "mdp.stepmix-regret-vs-K": Mutant(
         "StepMix with a pessimism bonus 1000 times too large: it never certifies the optimistic policy and "
-        "plays the baseline (linear regret)", {"pessimism_scale": 1e3}, {"n_reps": 8}, slow=True),
+        "plays the baseline (linear regret)", {"pessimism_scale": 1e3}, {"n_reps": 8}),
     "mdp.epsmix-regret-vs-K": Mutant(
         "EpsMix with a pessimism bonus 1000 times too large (mostly baseline episodes)",
         {"pessimism_scale": 1e3}, {"n_episodes": 1000, "n_reps": 8}),
     "mdp.stepmix-conservative-cost-vs-K": Mutant(
         "StepMix with a pessimism bonus 1000 times too large: the baseline mass grows linearly",
-        {"pessimism_scale": 1e3}, {"n_reps": 8}, slow=True),
+        {"pessimism_scale": 1e3}, {"n_reps": 8}),
     "mdp.epsmix-conservative-cost-vs-K": Mutant(
         "EpsMix with a pessimism bonus 1000 times too large: the baseline mass grows linearly",
         {"pessimism_scale": 1e3}, {"n_episodes": 1000, "n_reps": 8}),
     "mdp.ucbvi-bernstein-regret-vs-K": Mutant(
         "UCBVI-BF with its bonus scaled by 1e-4 (no optimism): some runs lock onto a worse policy; 64 "
         "replications so that the bootstrap interval holds some of them", {"bonus_scale": 1e-4},
-        {"n_reps": 64}, slow=True),
+        {"n_reps": 64}),
     "mdp.ucbvi-hoeffding-regret-vs-K": Mutant(
         "UCBVI-CH with its bonus scaled by 1e-4 (no optimism), 64 replications", {"bonus_scale": 1e-4},
-        {"n_reps": 64}, slow=True),
+        {"n_reps": 64}),
     "mdp.regularized-optimism-regret-vs-T": Mutant(
         "regularised value iteration with its step size 1e-4 times too small: the softmax policy stays near "
         "uniform (linear regret)", {"eta_scale": 1e-4}, {"horizon": 2000, "n_reps": 4}),

@@ -36,24 +36,24 @@ _ONE_EM_STEP_FISHER = ("EM stopped after one step from the warm start: the error
 MUTANTS = {
     "mixtures.gmm-mle-error-vs-n": Mutant(
         "EM stopped after one iteration: the estimate keeps its initialisation error, slope about 0",
-        {"max_iter": 1}, slow=True),     # 5.4 s of CPU: 200 replications of up to 12800 points
+        {"max_iter": 1}),     # 5.4 s of CPU: 200 replications of up to 12800 points
     **{f"{_CMOE}distinguishable.{k}-vs-n": Mutant(_ONE_EM_STEP, {"max_iter": 1})
        for k in ("exp-tau", "beta", "eta", "nu")},
     # the non-distinguishable runs also compute the Fisher prediction (several seconds of quadrature)
-    **{f"{_CMOE}non-distinguishable-eta.{k}-vs-n": Mutant(_ONE_EM_STEP, {"max_iter": 1}, slow=True)
+    **{f"{_CMOE}non-distinguishable-eta.{k}-vs-n": Mutant(_ONE_EM_STEP, {"max_iter": 1})
        for k in ("exp-tau", "beta", "eta", "nu")},
     **{f"{_CMOE}non-distinguishable-eta.{k}-over-fisher-vs-n": Mutant(_ONE_EM_STEP_FISHER, {"max_iter": 1},
-                                                                       slow=True)
+                                                                       )
        for k in ("exp-tau", "beta", "eta", "nu")},
     "mixtures.softmax-moe.exact-fit-voronoi-d1-vs-n": Mutant(
         "EM that updates only the gate, both experts frozen at the warm start: the experts' part of D1 "
-        "does not shrink with n", {"frozen": [True, True]}, slow=True),
+        "does not shrink with n", {"frozen": [True, True]}),
     "mixtures.poly-experts.well-specified-kl-vs-n": Mutant(
         "one quadratic expert fitted to the two-expert truth (a misspecified model): the KL risk levels off "
         "at the approximation error", {"n_experts": 1}),
     "mixtures.poly-experts.u-shape-in-m": Mutant(
         "the risk judged on the training sample (in-sample excess log-loss) instead of on fresh x: it falls "
-        "with m, so no intermediate m wins", {"risk": "in-sample"}, size={"n_reps": 20}, slow=True),
+        "with m, so no intermediate m wins", {"risk": "in-sample"}, size={"n_reps": 20}),
     "mixtures.shapley-mse-vs-budget": Mutant(
         "permutations drawn from the router-guided Plackett-Luce proposal and reweighted by self-normalised "
         "importance weights (weights divided by their sum, not by m): heavy-tailed weights, error falls "
@@ -63,10 +63,10 @@ MUTANTS = {
         {"estimator": "labeled_only"}),
     "mixtures.cluster.moe-recovers-every-cluster": Mutant(
         "router never trained (step 0): it keeps its random start and sends clusters to shared experts",
-        {"router_lr": 0.0}, slow=True),
+        {"router_lr": 0.0}),
     "mixtures.cluster.single-network-misses-direction": Mutant(
         "the MoE in the single network's place: it finds w, so the claim that the learner misses w fails",
-        {"learner": "moe"}, slow=True),
+        {"learner": "moe"}),
 }
 
 NO_MUTANT_YET = {}

@@ -11,8 +11,10 @@ and the check must fail.  ``size`` changes only the size of the run
 (fewer replications or points to keep the test cheap, more replications
 for power); :func:`test_resized_run_of_the_sound_algorithm_still_passes`
 (slow) shows that the resized run of the sound algorithm still passes, so
-the failure is the mutation's.  A mutant whose run takes more than a few
-seconds is marked ``slow``: it runs with ``pytest -m slow``.
+the failure is the mutation's.  The mutant runs repeat the claims' own
+simulations, so both tests are marked ``slow`` (``pytest -m slow
+tests/rates/test_mutations.py``); the bookkeeping test runs with the default
+suite.
 
 Each family's ``NO_MUTANT_YET`` names every claim without a mutant and why,
 so that their number is visible and cannot drift.
@@ -35,7 +37,6 @@ class Mutant:
     description: str
     mutation: Mapping[str, Any]
     size: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    slow: bool = False
 
     def experiment(self, exp: sim.Experiment, *, mutated: bool = True) -> sim.Experiment:
         quick = {**exp.quick, **self.size, **(self.mutation if mutated else {})}
@@ -53,12 +54,9 @@ for _path in FAMILY_FILES:
         _table.update(_ns[_name])
 
 
-def _params(names):
-    return [pytest.param(c, marks=[pytest.mark.slow] if MUTANTS[c].slow else [], id=c) for c in sorted(names)]
-
-
 @pytest.mark.rate
-@pytest.mark.parametrize("claim", _params(MUTANTS))
+@pytest.mark.slow
+@pytest.mark.parametrize("claim", sorted(MUTANTS))
 def test_claim_rejects_its_mutant(claim):
     mutant = MUTANTS[claim]
     chk, _, _ = sim.run_experiment(mutant.experiment(EXPERIMENTS[claim]), quick=True, seed=0)
