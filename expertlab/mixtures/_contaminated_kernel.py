@@ -61,14 +61,16 @@ def _link(u, code):
 
 
 @njit(nogil=True, cache=True)
-def _solve_ridge(A, b, out):
-    """``out = (A + ridge I)^{-1} b`` with the ridge of the array path; non-finite entries become 0."""
+def _solve_ridge(A, b, out, M):
+    """``out = (A + ridge I)^{-1} b`` with the ridge of the array path; non-finite entries become 0.
+
+    ``M`` is a ``(k, k + 1)`` workspace for the augmented system (allocated once per fit).
+    """
     k = A.shape[0]
     mean_diag = 0.0
     for i in range(k):
         mean_diag += abs(A[i, i])
     ridge = 1e-10 * (1.0 + mean_diag / k)
-    M = np.empty((k, k + 1))
     for i in range(k):
         for j in range(k):
             M[i, j] = A[i, j]
@@ -110,7 +112,7 @@ def _link_derivative_at(u, h, code):
 
 
 @njit(nogil=True, cache=True)
-def _gate_step(X, r, theta, a, a_new, H, grad, step, cand):
+def _gate_step(X, r, theta, a, a_new, H, grad, step, cand, M):
     """One damped Newton step of the soft-label logistic likelihood, in place on ``theta`` (length D + 1).
 
     ``a`` holds the scores at ``theta``; on success ``a_new`` holds those at the new ``theta`` and the step
@@ -144,7 +146,7 @@ def _gate_step(X, r, theta, a, a_new, H, grad, step, cand):
     for j in range(k):
         for l in range(j + 1, k):
             H[j, l] = H[l, j]
-    _solve_ridge(H, grad, step)
+    _solve_ridge(H, grad, step, M)
     t = 1.0
     for _ in range(30):
         for j in range(k):
@@ -164,7 +166,7 @@ def _gate_step(X, r, theta, a, a_new, H, grad, step, cand):
 
 
 @njit(nogil=True, cache=True)
-def _prompt_step(X, y, r, eta, code, u, h, u_new, h_new, A, b, step, cand):
+def _prompt_step(X, y, r, eta, code, u, h, u_new, h_new, A, b, step, cand, M):
     """One damped Gauss–Newton step of the weighted squared error, in place on ``eta`` (length D).
 
     ``u``, ``h`` hold the scores and link values at ``eta``; on success ``u_new``, ``h_new`` hold those at
@@ -189,7 +191,7 @@ def _prompt_step(X, y, r, eta, code, u, h, u_new, h_new, A, b, step, cand):
     for j in range(D):
         for l in range(j + 1, D):
             A[j, l] = A[l, j]
-    _solve_ridge(A, b, step)
+    _solve_ridge(A, b, step, M)
     t = 1.0
     for _ in range(30):
         for j in range(D):
@@ -235,6 +237,8 @@ def _fit_one(X, y, lf0, theta, eta, nu0, code, max_iter, tol, gate_steps, prompt
     p1 = np.empty(D)
     p2 = np.empty(D)
     p3 = np.empty(D)
+    Mg = np.empty((D + 1, D + 2))
+    Mp = np.empty((D, D + 1))
     for i in range(n):
         ai = theta[D]
         ui = 0.0
@@ -265,10 +269,10 @@ def _fit_one(X, y, lf0, theta, eta, nu0, code, max_iter, tol, gate_steps, prompt
         ll /= n
         # M-step
         for _ in range(gate_steps):
-            if _gate_step(X, r, theta, a, a_new, H, g1, g2, g3):
+            if _gate_step(X, r, theta, a, a_new, H, g1, g2, g3, Mg):
                 a, a_new = a_new, a
         for _ in range(prompt_steps):
-            if _prompt_step(X, y, r, eta, code, u, h, u_new, h_new, A, p1, p2, p3):
+            if _prompt_step(X, y, r, eta, code, u, h, u_new, h_new, A, p1, p2, p3, Mp):
                 u, u_new = u_new, u
                 h, h_new = h_new, h
         num = 0.0

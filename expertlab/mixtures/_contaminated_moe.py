@@ -248,7 +248,7 @@ def _em_fused(X, y, lf0, p, link, max_iter, tol, gate_steps, prompt_steps, min_n
     fit_batch(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
               np.ascontiguousarray(lf0, dtype=np.float64), theta, eta, nu, LINK_CODES[link], max_iter, tol,
               gate_steps, prompt_steps, min_nu, path, n_iter, converged)
-    steps = int(n_iter.max()) if R else 0
+    steps = int(n_iter.max())
     return ContaminatedMoEParams(theta[:, :D], theta[:, D], eta, nu), path[:, :steps], n_iter, converged
 
 
