@@ -136,6 +136,10 @@ def erfcx(x):
 
 def _dispatch(x):
     """``(x, xp, sp)``: ``x`` as an array of real numbers, its namespace and its special-function module (or None)."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biuf":  # the common case, without the namespace look-up
+        import scipy.special as sp  # imported here: scipy is slow to import
+
+        return x, np, sp
     if isinstance(x, (str, bytes)) or not hasattr(x, "shape") or not hasattr(x, "dtype"):
         if isinstance(x, (str, bytes)):
             raise TypeError(f"x must be a real number or an array of real numbers, got {type(x).__name__} {x!r}")
