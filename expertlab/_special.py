@@ -166,7 +166,7 @@ def _dispatch(x):
 def _portable(x, xp, fn):
     """``fn`` (a float64 evaluation) on ``x``, returned in float32 when ``x`` is float32, else in float64."""
     single = x.dtype == xp.float32
-    out = fn(xp.astype(x, xp.float64), xp)
+    out = fn(xp.astype(x, xp.float64, copy=False), xp)
     return xp.astype(out, xp.float32) if single else out
 
 
