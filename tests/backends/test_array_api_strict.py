@@ -28,9 +28,9 @@ N_REPS = 3
 SEED = 11
 RTOL = 1e-12
 
-#: Pairs whose array path does not run on a strict array-API namespace, with the reason.  All but
-#: ``squint`` are NumPy array code that a CuPy run would reject too; porting them means rewriting
-#: their state updates in ``xp`` (see the module docstring for what that takes).
+#: Pairs whose array path does not run on a strict array-API namespace, with the reason.  All are
+#: NumPy array code that a CuPy run would reject too; porting them means rewriting their state
+#: updates in ``xp`` (see the module docstring for what that takes).
 _NUMPY_CODE = "NumPy array code: {} (its {} calls NumPy on the run's arrays)"
 NOT_PORTABLE = {
     # declared NumPy-only: the learner refuses any other namespace with a clear ValueError
@@ -39,8 +39,6 @@ NOT_PORTABLE = {
     "small_loss_experts": "declared NumPy array code: the private-experts runner refuses any other namespace",
     "sparse_vector_experts": "declared NumPy array code: the private-experts runner refuses any other namespace",
     "tree_ftrl": "declared NumPy array code: the private-experts runner refuses any other namespace",
-    # needs a special function the array API does not have
-    "squint": "needs scipy.special.erfcx (cupyx.scipy.special on CuPy); the array API has no erfcx",
     # NumPy array code, not yet written over xp
     # (global_thompson is expertise_trees with depth-0 trees: the same Hoeffding-tree code)
     "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
@@ -238,10 +236,7 @@ def test_fit_gaussian_mixture_on_strict_arrays(kind):
 
 
 @pytest.mark.parametrize("link, density", [
-    ("tanh", "laplace"), ("sigmoid", "gaussian"), ("linear", "student_t"),
-    pytest.param("gelu", "gaussian", marks=pytest.mark.xfail(
-        raises=TypeError, strict=True, reason="the GELU link needs erfc, which the array API standard lacks (CuPy "
-                                              "takes it from cupyx.scipy.special, other namespaces from SciPy)"))])
+    ("tanh", "laplace"), ("sigmoid", "gaussian"), ("linear", "student_t"), ("gelu", "gaussian")])
 def test_contaminated_moe_em_on_strict_arrays(link, density):
     """The array engine of the contaminated-MoE EM runs on strict arrays and matches the compiled NumPy kernel."""
     from expertlab.mixtures import (ContaminatedMoEParams, FrozenExpert, contaminated_moe_loglik,
