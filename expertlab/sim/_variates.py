@@ -297,11 +297,8 @@ def _zig_normal_array(xp, key, b):
     return xp.where(pending, z, out)
 
 
-def gamma_array(xp, key, g, a):
-    """Array version of :func:`gamma` (same draws, element by element)."""
-    a = xp.asarray(a, dtype=xp.float64)
-    key, g, a = xp.broadcast_arrays(xp.asarray(key), xp.asarray(g), a)
-    base = xp.astype(g, xp.uint64) * GAMMA_STRIDE
+def _gamma_attempts_array(xp, key, base, a):
+    """Array version of :func:`_gamma_attempts`: ``key``, ``base`` (``uint64``) and ``a`` of one shape."""
     aa = xp.where(a >= 1.0, a, a + 1.0)
     d = aa - 1.0 / 3.0
     c = 1.0 / xp.sqrt(9.0 * d)
@@ -325,6 +322,41 @@ def gamma_array(xp, key, g, a):
         us = uniform(key, base + (GAMMA_STRIDE - 1))
         out = xp.where(small, out * xp.exp(xp.log(us) / xp.where(small, a, 1.0)), out)
     return out
+
+
+def gamma_array(xp, key, g, a):
+    """Array version of :func:`gamma` (same draws, element by element).
+
+    As in the scalar draw, the first attempt's fast path (ziggurat rectangle,
+    squeeze) is evaluated on every entry; the few entries it does not decide
+    (and shapes below 1) are gathered and go through every attempt, so the
+    rare paths cost work in proportion to the entries that take them.
+    """
+    a = xp.asarray(a, dtype=xp.float64)
+    key, g, a = xp.broadcast_arrays(xp.asarray(key), xp.asarray(g), a)
+    shape = a.shape
+    key, a = xp.reshape(key, (-1,)), xp.reshape(a, (-1,))
+    base = xp.reshape(xp.astype(g, xp.uint64), (-1,)) * GAMMA_STRIDE
+    zx, zr = xp.asarray(_ZX), xp.asarray(_ZR)
+    big = a >= 1.0
+    d = xp.where(big, a, 2.0) - 1.0 / 3.0
+    w = word(key, base)
+    i = xp.astype(w & 127, xp.int64)
+    uz = 2.0 * ((xp.astype(w >> 11, xp.float64) + 0.5) * _TWO53_INV) - 1.0
+    z = uz * xp.take(zx, i)
+    v = 1.0 + (1.0 / xp.sqrt(9.0 * d)) * z
+    u = uniform(key, base + ZIG_DRAWS)
+    z2 = z * z
+    done = big & (xp.abs(uz) < xp.take(zr, i)) & (v > 0.0) & (u < 1.0 - 0.0331 * (z2 * z2))
+    out = d * (v * v * v)
+    rest = ~done
+    if bool(xp.any(rest)):
+        (idx,) = xp.nonzero(rest)
+        sub = _gamma_attempts_array(xp, xp.take(key, idx), xp.take(base, idx), xp.take(a, idx))
+        # entry n of the batch is entry rank[n] of the gathered subset (nonzero lists them in order)
+        rank = xp.cumulative_sum(xp.astype(rest, xp.int64)) - 1
+        out = xp.where(rest, xp.take(sub, xp.clip(rank, 0, None)), out)
+    return xp.reshape(out, shape)
 
 
 def beta_array(xp, key, b, a1, a2):
