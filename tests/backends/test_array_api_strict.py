@@ -174,6 +174,10 @@ def test_planners_gathers_on_strict_arrays(stop):
     if stop == "sup":
         _same_result(policy_iteration(p, r, 0.95), policy_iteration(xps.asarray(p), xps.asarray(r), 0.95),
                      "policy_iteration (gathers)")
+    else:
+        _same_result(policy_iteration(p, r, 0.95, warm_start=1e-2),
+                     policy_iteration(xps.asarray(p), xps.asarray(r), 0.95, warm_start=1e-2),
+                     "policy_iteration (warm start)")
 
 
 @pytest.mark.parametrize("divergence", ["tv", "kl", "chi2"])

@@ -178,6 +178,22 @@ def test_value_iteration_without_policy_evaluation():
         value_iteration(m, evaluate_policy=1)
 
 
+@pytest.mark.parametrize("n_states,branching", [(10, 3), (48, 4)])
+def test_policy_iteration_warm_start_ends_at_the_same_optimum(n_states, branching):
+    """Warm-started from value iteration's greedy policy, policy iteration ends with the optimal policy and its
+    exact value (those of the cold start from action 0), in fewer iterations."""
+    m = garnet(n_states, 3, branching, n_mdps=5, gamma=0.95, seed=6)
+    cold, warm = policy_iteration(m), policy_iteration(m, warm_start=1e-2)
+    assert bool(np.all(warm.converged)) and bool(np.all(warm.n_iter < cold.n_iter))
+    np.testing.assert_array_equal(warm.policy, cold.policy)
+    np.testing.assert_allclose(warm.values, cold.values, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(warm.bellman_residual, 0.0, atol=1e-10)
+    with pytest.raises(TypeError, match="policy0 or warm_start"):
+        policy_iteration(m, policy0=np.zeros((5, n_states), dtype=int), warm_start=0.1)
+    with pytest.raises(ValueError, match="warm_start"):
+        policy_iteration(m, warm_start=0.0)
+
+
 def test_policy_iteration_stopped_early_evaluates_its_last_policy():
     m = garnet(12, 4, 3, gamma=0.95, seed=1)
     full = policy_iteration(m)
