@@ -470,7 +470,9 @@ def _vi_loop(p, r, gamma, v, epsilon, max_iter, xp, stop="sup", g=None):
     MDP is still active.  A sparse kernel is iterated by gathers
     (:class:`_Gather`), actions first, so the maximum over actions runs over
     the leading axis; once at most a quarter of its MDPs are still active,
-    those go on alone (the others are no longer backed up).
+    those go on alone (the others are no longer backed up).  With a gathered
+    kernel ``g`` the dense ``p`` and ``r`` are not used (they may be
+    ``None``); ``epsilon`` is the target of ``stop``'s rule.
     """
     n = v.shape[0]
     active = xp.ones((n,), dtype=xp.bool)
