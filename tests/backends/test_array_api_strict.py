@@ -159,6 +159,25 @@ def test_planner_on_strict_arrays(solver):
     _same_result(solve(p, r, 0.9), solve(xps.asarray(p), xps.asarray(r), 0.9), solver)
 
 
+@pytest.mark.parametrize("stop", ["sup", "span"])
+def test_planners_gathers_on_strict_arrays(stop):
+    """A kernel with 3 of 32 states per row is iterated by gathers (and the longest runs go on alone)."""
+    from expertlab.mdp import policy_iteration, value_iteration
+    from expertlab.mdp.instances import garnet
+
+    m = garnet(32, 3, 3, n_mdps=5, gamma=0.95, seed=1)
+    p, r = m.transitions, m.rewards
+    _same_result(value_iteration(p, r, 0.95, stop=stop),
+                 value_iteration(xps.asarray(p), xps.asarray(r), 0.95, stop=stop), f"value_iteration[{stop}]")
+    if stop == "sup":
+        _same_result(policy_iteration(p, r, 0.95), policy_iteration(xps.asarray(p), xps.asarray(r), 0.95),
+                     "policy_iteration (gathers)")
+    else:
+        _same_result(policy_iteration(p, r, 0.95, warm_start=1e-2),
+                     policy_iteration(xps.asarray(p), xps.asarray(r), 0.95, warm_start=1e-2),
+                     "policy_iteration (warm start)")
+
+
 @pytest.mark.parametrize("divergence", ["tv", "kl", "chi2"])
 def test_robust_planner_and_worst_case_on_strict_arrays(divergence):
     from expertlab.mdp import robust_value_iteration, worst_case
