@@ -28,10 +28,8 @@ N_REPS = 3
 SEED = 11
 RTOL = 1e-12
 
-#: Pairs whose array path does not run on a strict array-API namespace, with the reason.  All are
-#: NumPy array code that a CuPy run would reject too; porting them means rewriting their state
-#: updates in ``xp`` (see the module docstring for what that takes).
-_NUMPY_CODE = "NumPy array code: {} (its {} calls NumPy on the run's arrays)"
+#: Pairs whose array path does not run on a strict array-API namespace, with the reason: learners
+#: declared NumPy array code (they refuse any other namespace with a clear error).
 NOT_PORTABLE = {
     # declared NumPy-only: the learner refuses any other namespace with a clear ValueError
     "memory_adaptive": "declared NumPy array code: it refuses any other namespace",
@@ -39,19 +37,6 @@ NOT_PORTABLE = {
     "small_loss_experts": "declared NumPy array code: the private-experts runner refuses any other namespace",
     "sparse_vector_experts": "declared NumPy array code: the private-experts runner refuses any other namespace",
     "tree_ftrl": "declared NumPy array code: the private-experts runner refuses any other namespace",
-    # NumPy array code, not yet written over xp
-    # (global_thompson is expertise_trees with depth-0 trees: the same Hoeffding-tree code)
-    "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
-                                          "act and update (np.asarray contexts, normal_array(np, ...); "
-                                          "hoeffding_tree_update writes leaf statistics and histograms in "
-                                          "place by index arrays)"),
-    "global_thompson": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
-                                          "act and update (np.asarray contexts, normal_array(np, ...); "
-                                          "hoeffding_tree_update writes leaf statistics and histograms in "
-                                          "place by index arrays)"),
-    "knn_experts": _NUMPY_CODE.format("bandits/_expertise_trees.py",
-                                      "act and update (np.argpartition, which the array API lacks, and "
-                                      "index-array writes into the ring buffers)"),
 }
 
 
@@ -123,6 +108,50 @@ def test_strict_namespace_rejects_numpy_only_code():
     # filterwarnings) when NumPy meets its dtypes
     with pytest.raises((TypeError, UserWarning)):
         _run_array_on(xps, bad, env, 5, 2)
+
+
+# --------------------------------------------------------------------------
+# pairs in settings that the registered examples do not reach
+
+
+def _settings():
+    from expertlab.bandits import expertise_trees, knn_experts, partitioned_expertise
+    from expertlab.experts import adanormalhedge, instances
+
+    grow = lambda st: int(np.asarray(st.n_nodes).max()) > 1  # noqa: E731
+    wrap = lambda st: int(np.asarray(st.filled).max()) > 5  # noqa: E731
+    return {
+        # the learners' trees split (the examples stop before the first grace period)
+        "expertise_trees-splits": (expertise_trees(max_depth=2, grace_period=10, delta=0.1),
+                                   partitioned_expertise(), 60, "update", grow),
+        # the ring buffers wrap around and hold fewer than k contexts early on
+        "knn_experts-ring-wraps": (knn_experts(k=3, memory=5), partitioned_expertise(), 40, "update", wrap),
+        # sleeping experts: the awake masks come from the instance's own draws
+        "adanormalhedge-sleeping": (adanormalhedge(), instances.sleeping(instances.iid_uniform(4), 0.5), 20, "act",
+                                    lambda awake: not bool(np.all(np.asarray(awake)))),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_settings()))
+def test_strict_array_path_in_other_settings(case):
+    learner, env, horizon, hook, reached = _settings()[case]
+    seen = []
+    if hook == "update":
+        def update(state, *args, **kwargs):
+            new = learner.update(state, *args, **kwargs)
+            seen.append(reached(new))
+            return new
+        spied = learner._replace(update=update)
+    else:
+        def act(state, obs, keys):
+            seen.append(reached(obs))
+            return learner.act(state, obs, keys)
+        spied = learner._replace(act=act)
+    ref_metrics, ref_final = _run_array_on(np, spied, env, horizon, N_REPS, SEED)
+    assert any(seen), f"{case}: the NumPy run never reaches the setting the case is for"
+    got_metrics, got_final = _run_array_on(xps, learner, env, horizon, N_REPS, SEED)
+    _assert_same(ref_metrics, got_metrics, f"{case} metrics")
+    _assert_same(ref_final, got_final, f"{case} final")
 
 
 # --------------------------------------------------------------------------
