@@ -297,10 +297,11 @@ def _topk_push(x, i, m, k, topv, topi):
 
 
 @register_jitable
-def _route_token_gen(gparams, e, key, it, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi):
+def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi):
     r"""Top-K of the generated scores of token ``n`` plus ``b`` (and plus ``bstar`` when ``comp_mode > 0``).
 
     Each score is that of :func:`~expertlab.balance.generators.score_at`, :math:`m_i + \sigma z` with
+    the batch's means :math:`m_i` = ``mu[i]`` (from :func:`~expertlab.balance.generators.mean_at`) and
     :math:`z` the ziggurat normal owning the draws from :math:`(nE + i) D` on (:math:`D` = ``ZIG_DRAWS``),
     computed by the same operations and offered in turn to the lists, so the lists are the ones
     :func:`_topk_insert` gives on every score.  On the ziggurat's fast path a score costs one hash and
@@ -308,12 +309,11 @@ def _route_token_gen(gparams, e, key, it, n, k, b, bstar, comp_mode, topv, topi,
     that hash, which it needs itself.  Returns the number of entries of the comparator list (0 without
     comparator).
     """
-    sigma = gparams[0]
     m = 0
     mc = 0
     j0 = np.int64(n) * np.int64(e)
     for i in range(e):
-        sc = mean_at(gparams, e, i, it) + sigma * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
+        sc = mu[i] + sigma * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
         m = _topk_push(sc + b[i], i, m, k, topv, topi)
         if comp_mode > 0:
             mc = _topk_push(sc + bstar[i], i, mc, k, ctopv, ctopi)
@@ -331,7 +331,7 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, 
     allocates nothing; ``b, bstar, srow, v`` (float, ``(E,)``), ``cum, load``
     (int, ``(E,)``), ``topv`` (float, ``(K,)``) and ``topi`` (int, ``(K,)``)
     are this replication's work rows, and ``ctopi`` (int, ``(K,)``) the experts of the comparator's top
-    list when the scores are generated.  ``scores``, ``capm`` and
+    list when the scores are generated (``v`` then holds the batch's mean scores).  ``scores``, ``capm`` and
     ``comp_bias`` have one row per replication or a single shared row.
     ``comp_mode``: 0 no comparator, 1 the fixed rows ``comp_bias``, 2 the
     drifting generator's :math:`-m(t)`.  The metric outputs are
@@ -359,12 +359,15 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, 
                 bstar[i] = -mean_at(gparams, e, i, it)
         for i in range(e):
             load[i] = 0
+        if use_gen:
+            for i in range(e):
+                v[i] = mean_at(gparams, e, i, it)  # the batch's mean scores
         dual = 0.0
         cdual = 0.0
         for n in range(n_tokens):
             if use_gen:
                 # srow holds the comparator's top values, ctopi its experts
-                _route_token_gen(gparams, e, key, it, n, k, b, bstar, comp_mode, topv, topi, srow, ctopi)
+                _route_token_gen(v, gparams[0], e, key, n, k, b, bstar, comp_mode, topv, topi, srow, ctopi)
             else:
                 for i in range(e):
                     srow[i] = scores[rs, n, i]
