@@ -19,7 +19,7 @@ through the package's counter-based generator (the
 *instance* stream: no learner salt).  Score :math:`j = n E + i` of the round
 keyed ``round_key(rep_key(seed, rep), t)`` takes its standard normal
 :math:`z` from the 128-layer ziggurat of Marsaglia & Tsang [1]_ in Doornik's
-formulation [2]_ (:func:`expertlab.sim._variates.zig_normal`), the normal
+formulation [2]_ (``expertlab.sim._variates.zig_normal``), the normal
 that owns the counter draws :math:`j\,D, \dots, (j + 1) D - 1` with
 :math:`D` = ``ZIG_DRAWS``; on about 98.8 % of scores that is one hash and a
 table lookup, :math:`z = u X_\ell` with the layer :math:`\ell` from the low
@@ -68,8 +68,8 @@ from numba.extending import register_jitable
 
 from .._backend import get_namespace
 from .._random import rep_key, round_key, seed_to_uint64
-from ..sim._variates import ZIG_DRAWS, zig_normal, zig_normal_array
 from .._validation import as_real_array, check_float, check_in, check_int
+from ..sim._variates import ZIG_DRAWS, zig_normal, zig_normal_array
 
 __all__ = [
     "GENERATORS",
