@@ -24,18 +24,17 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import math
-
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
 from .._backend import get_namespace
-from .._random import rep_key, round_key, uniform
+from .._random import rep_key, round_key
 from .._validation import as_real_array, check_float, check_in
 from ..sim import Learner, register_fast_path
 from ._routing import FixedRouting, Routing
-from .generators import _TWO_PI, _U1, _U2, mean_at
+from ..sim._variates import ZIG_DRAWS, zig_normal
+from .generators import mean_at
 
 __all__ = ["ALFLBState", "alf_lb"]
 
@@ -298,79 +297,23 @@ def _topk_push(x, i, m, k, topv, topi):
 
 
 @register_jitable
-def _may_enter(mu, rad, bi, m, k, topv):
-    """Whether a value at most ``mu + rad + bi`` (up to rounding) could enter a top list of ``m`` entries.
-
-    False only when the list is full and the bound lies below its last entry by more than a relative
-    1e-12 of the terms, far more than the rounding of the few operations between the bound and the
-    value.
-    """
-    if m < k:
-        return True
-    thr = topv[k - 1]
-    return mu + rad + bi + 1e-12 * (abs(mu) + abs(rad) + abs(bi) + abs(thr)) > thr
-
-
-@register_jitable
-def _may_enter_sq(mu, bi, rad2, root_u, m, k, topv):
-    """:func:`_may_enter` with the radius given by ``rad2 / root_u``, its square over ``root_u > 0``.
-
-    Compares squares (no division, no square root of the bound): ``mu + rad + bi`` lies below the
-    list's last entry ``thr`` by more than rounding iff ``a = thr - mu - bi - tol > 0`` and
-    ``rad2 < a^2 root_u``; ``rad2`` carries its own relative margin.
-    """
-    if m < k:
-        return True
-    thr = topv[k - 1]
-    a = thr - mu - bi - 1e-12 * (abs(mu) + abs(bi) + abs(thr))
-    return a <= 0.0 or rad2 >= a * a * root_u
-
-
-@register_jitable
-def _route_token_gen(gparams, e, key, it, n, k, b, bstar, comp_mode, prune, topv, topi, ctopv, ctopi):
+def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi):
     r"""Top-K of the generated scores of token ``n`` plus ``b`` (and plus ``bstar`` when ``comp_mode > 0``).
 
-    The scores are those of :func:`~expertlab.balance.generators.score_at`,
-    :math:`m_i + \sigma z` with :math:`z = \sqrt{-2 \ln u_1} \cos(2 \pi u_2)`, computed by the same
-    operations, so the lists are the ones :func:`_topk_insert` gives on every score.  With ``prune``
-    the logarithm and the cosine of an expert are only computed when its score could enter a list:
-    :math:`z \le \sqrt{2 (1 - u_1) / \sqrt{u_1}} \max(0, 1 - y^2/2 + y^4/24)` with
-    :math:`y = \min(x, 2\pi - x)`, :math:`x = 2 \pi u_2` (from :math:`\ln x \le (x - 1)/\sqrt{x}`
-    for :math:`x = 1/u_1 \ge 1` and :math:`\cos y \le 1 - y^2/2 + y^4/24`), compared in squares, which
-    needs the two hashes and one square root; once the list is full, most experts fall below its last
-    entry (about two thirds at E = 64, K = 6 and the optimal bias), and the radius
-    :math:`\sqrt{-2 \ln u_1}` then skips a few more cosines.  An expert is
-    skipped only when its value is below that entry by more than rounding, and such an expert is in
-    no final list (the lists are the top K of all experts, ties to the lower index, whatever else is
-    offered), so the lists are exactly those without pruning.  ``prune`` needs :math:`\sigma \ge 0`.
-    Returns the number of entries of the comparator list (0 without comparator).
+    Each score is that of :func:`~expertlab.balance.generators.score_at`, :math:`m_i + \sigma z` with
+    the batch's means :math:`m_i` = ``mu[i]`` (from :func:`~expertlab.balance.generators.mean_at`) and
+    :math:`z` the ziggurat normal owning the draws from :math:`(nE + i) D` on (:math:`D` = ``ZIG_DRAWS``),
+    computed by the same operations and offered in turn to the lists, so the lists are the ones
+    :func:`_topk_insert` gives on every score.  On the ziggurat's fast path a score costs one hash and
+    a table lookup, so every score is computed: a bound that skipped some would save little besides
+    that hash, which it needs itself.  Returns the number of entries of the comparator list (0 without
+    comparator).
     """
-    sigma = gparams[0]
     m = 0
     mc = 0
+    j0 = np.int64(n) * np.int64(e)
     for i in range(e):
-        j = np.uint64(n) * np.uint64(e) + np.uint64(i)
-        mu = mean_at(gparams, e, i, it)
-        u1 = uniform(key, j * _U2)
-        x = _TWO_PI * uniform(key, j * _U2 + _U1)
-        cub = 1.0
-        if prune:
-            y = x if x <= math.pi else _TWO_PI - x
-            y2 = y * y
-            cub = max(1.0 - 0.5 * y2 + y2 * y2 / 24.0 + 1e-12, 0.0)
-            w = sigma * cub
-            rad2 = w * w * 2.0 * (1.0 - u1) * (1.0 + 1e-11)  # squared bound times sqrt(u1)
-            root_u = math.sqrt(u1)
-            if not (_may_enter_sq(mu, b[i], rad2, root_u, m, k, topv)
-                    or (comp_mode > 0 and _may_enter_sq(mu, bstar[i], rad2, root_u, mc, k, ctopv))):
-                continue
-        r = math.sqrt(-2.0 * math.log(u1))
-        if prune:
-            rad = sigma * cub * r
-            if not (_may_enter(mu, rad, b[i], m, k, topv)
-                    or (comp_mode > 0 and _may_enter(mu, rad, bstar[i], mc, k, ctopv))):
-                continue
-        sc = mu + sigma * (r * math.cos(x))
+        sc = mu[i] + sigma * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
         m = _topk_push(sc + b[i], i, m, k, topv, topi)
         if comp_mode > 0:
             mc = _topk_push(sc + bstar[i], i, mc, k, ctopv, ctopi)
@@ -381,15 +324,14 @@ def _route_token_gen(gparams, e, key, it, n, k, b, bstar, comp_mode, prune, topv
 def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
               horizon, ckpts, comp_mode, comp_bias,
               out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-              b, bstar, cum, load, srow, v, topv, topi, ctopi, prune):
+              b, bstar, cum, load, srow, v, topv, topi, ctopi):
     """One replication of ALF-LB on a routing environment (all batches, all tokens).
 
     The scalar body shared by the Numba driver and the CUDA kernel: it
     allocates nothing; ``b, bstar, srow, v`` (float, ``(E,)``), ``cum, load``
     (int, ``(E,)``), ``topv`` (float, ``(K,)``) and ``topi`` (int, ``(K,)``)
     are this replication's work rows, and ``ctopi`` (int, ``(K,)``) the experts of the comparator's top
-    list when the scores are generated.  ``prune``: skip the scores that cannot enter a top list (see
-    :func:`_route_token_gen`; same results).  ``scores``, ``capm`` and
+    list when the scores are generated (``v`` then holds the batch's mean scores).  ``scores``, ``capm`` and
     ``comp_bias`` have one row per replication or a single shared row.
     ``comp_mode``: 0 no comparator, 1 the fixed rows ``comp_bias``, 2 the
     drifting generator's :math:`-m(t)`.  The metric outputs are
@@ -417,12 +359,15 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, 
                 bstar[i] = -mean_at(gparams, e, i, it)
         for i in range(e):
             load[i] = 0
+        if use_gen:
+            for i in range(e):
+                v[i] = mean_at(gparams, e, i, it)  # the batch's mean scores
         dual = 0.0
         cdual = 0.0
         for n in range(n_tokens):
             if use_gen:
                 # srow holds the comparator's top values, ctopi its experts
-                _route_token_gen(gparams, e, key, it, n, k, b, bstar, comp_mode, prune, topv, topi, srow, ctopi)
+                _route_token_gen(v, gparams[0], e, key, n, k, b, bstar, comp_mode, topv, topi, srow, ctopi)
             else:
                 for i in range(e):
                     srow[i] = scores[rs, n, i]
@@ -502,7 +447,7 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, 
 @njit(parallel=True, nogil=True, cache=True)
 def _alf_kernel(scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
                 horizon, ckpts, comp_mode, comp_bias,
-                out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin, prune):
+                out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin):
     """Run every replication (``prange``); outputs are written in place."""
     e = bias0.shape[1]
     for r in prange(bias0.shape[0]):
@@ -510,7 +455,7 @@ def _alf_kernel(scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, r
                   horizon, ckpts, comp_mode, comp_bias,
                   out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
                   np.empty(e), np.empty(e), np.zeros(e, np.int64), np.zeros(e, np.int64), np.empty(e),
-                  np.empty(e), np.empty(k), np.zeros(k, np.int64), np.zeros(k, np.int64), prune)
+                  np.empty(e), np.empty(k), np.zeros(k, np.int64), np.zeros(k, np.int64))
 
 
 _cuda = None  # numba.cuda, set by _cuda_kernel (the simulator swaps it in a kernel's module globals)
@@ -530,19 +475,19 @@ def _cuda_kernel():
     def kern(scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
              horizon, ckpts, comp_mode, comp_bias,
              out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-             wb, wbstar, wcum, wload, wsrow, wv, wtopv, wtopi, wctopi, prune):
+             wb, wbstar, wcum, wload, wsrow, wv, wtopv, wtopi, wctopi):
         r = _cuda.grid(1)
         if r < bias0.shape[0]:
             _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
                       horizon, ckpts, comp_mode, comp_bias,
                       out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-                      wb[r], wbstar[r], wcum[r], wload[r], wsrow[r], wv[r], wtopv[r], wtopi[r], wctopi[r], prune)
+                      wb[r], wbstar[r], wcum[r], wload[r], wsrow[r], wv[r], wtopv[r], wtopi[r], wctopi[r])
 
     _CUDA_KERNEL.append(kern)
     return kern
 
 
-def _cuda_run(args, outs, k, prune, threads_per_block=64):
+def _cuda_run(args, outs, k, threads_per_block=64):
     """Launch :func:`_cuda_kernel` on ``args`` (host arrays and scalars); copy ``outs`` back in place."""
     from numba import cuda
 
@@ -556,7 +501,7 @@ def _cuda_run(args, outs, k, prune, threads_per_block=64):
     work += [cuda.to_device(np.zeros((n_reps, k))), cuda.to_device(np.zeros((n_reps, k), np.int64))]
     work += [cuda.to_device(np.zeros((n_reps, k), np.int64))]
     blocks = (n_reps + threads_per_block - 1) // threads_per_block
-    kern[blocks, threads_per_block](*dev, *outs_d, *work, prune)
+    kern[blocks, threads_per_block](*dev, *outs_d, *work)
     for host, d in zip(outs, outs_d):
         d.copy_to_host(host)
 
@@ -565,8 +510,6 @@ def _cuda_run(args, outs, k, prune, threads_per_block=64):
 # fast paths of the pair (alf_lb, routing environment)
 
 _FAST_METRICS = ("maxvio", "global_maxvio", "dual", "regret", "bias_error")
-# skip the generated scores that cannot enter a top list (same numbers; the tests also run without)
-_PRUNE = True
 
 
 # the scores of a fixed environment are read-only (C-contiguous), and so is this placeholder of the online
@@ -604,9 +547,9 @@ def _driver(backend):
                 capm, float(env.mean_load), np.int64(kern.rule), float(kern.step), b0, np.int64(horizon),
                 np.ascontiguousarray(ckpts, dtype=np.int64), np.int64(comp_mode), comp)
         if backend == "numba":
-            _alf_kernel(*args, *outs, *fins, _PRUNE)
+            _alf_kernel(*args, *outs, *fins)
         else:
-            _cuda_run(args, outs + fins, k, _PRUNE)
+            _cuda_run(args, outs + fins, k)
         metrics = {"maxvio": outs[0], "global_maxvio": outs[1], "dual": outs[2]}
         if comp_mode:
             metrics["regret"], metrics["bias_error"] = outs[3], outs[4]

@@ -16,27 +16,26 @@ Randomness
 ----------
 The draws are a pure function of ``(seed, replication, t, token, expert)``
 through the package's counter-based generator (the
-*instance* stream: no learner salt).  Draw :math:`j = n E + i` of round key
-``round_key(rep_key(seed, rep), t)`` takes the two uniforms with indices
-:math:`2j` and :math:`2j + 1` and applies the cosine branch of the
-Box--Muller transform,
-
-.. math::
-
-    z = \sqrt{-2 \ln u_1}\, \cos(2 \pi u_2),
-
-discarding the sine branch so that every score depends on its own two
-uniforms only (any sub-block of tokens or experts can be drawn alone).
+*instance* stream: no learner salt).  Score :math:`j = n E + i` of the round
+keyed ``round_key(rep_key(seed, rep), t)`` takes its standard normal
+:math:`z` from the 128-layer ziggurat of Marsaglia & Tsang [1]_ in Doornik's
+formulation [2]_ (``expertlab.sim._variates.zig_normal``), the normal
+that owns the counter draws :math:`j\,D, \dots, (j + 1) D - 1` with
+:math:`D` = ``ZIG_DRAWS``; on about 98.8 % of scores that is one hash and a
+table lookup, :math:`z = u X_\ell` with the layer :math:`\ell` from the low
+7 bits of draw :math:`jD` and :math:`u \in (-1, 1)` from its high 53 bits,
+and the wedges and the tail beyond :math:`r \approx 3.44` use the later
+draws of the block.  Every score depends on its own block of draws only,
+so any sub-block of tokens or experts can be drawn alone.
 These round keys are the environment keys that :func:`expertlab.sim.run`
 derives for replication ``rep`` and step ``t``, so the online environment
 :func:`expertlab.balance.routing` draws its batches with
-:meth:`ScoreGenerator.scores` from the keys the engine hands it.  The
-uniforms are never 0, so :math:`z` is always finite (:math:`|z| < 8.6`).
-The batched array forms :meth:`ScoreGenerator.scores` and
-:meth:`ScoreGenerator.draw` and the scalar form
-:func:`score_at` used inside Numba kernels compute the same formula; they
-agree to the last bit or two (NumPy's vectorised ``log``/``cos`` may differ
-from libm by an ulp).
+:meth:`ScoreGenerator.scores` from the keys the engine hands it.  :math:`z`
+is always finite.  The batched array forms :meth:`ScoreGenerator.scores`
+and :meth:`ScoreGenerator.draw` and the scalar form :func:`score_at` used
+inside Numba and CUDA kernels make the same draws with the same operations;
+they agree to the last bit except where NumPy's vectorised ``exp``/``log``
+(only on the rare wedge and tail paths) differ from libm by an ulp.
 
 Closed-form optimum
 -------------------
@@ -50,6 +49,13 @@ receives :math:`NK/E = C` tokens in expectation; the gradient
 :math:`\partial \bar g / \partial p_i = C - \mathbb E[\mathrm{load}_i]`
 therefore vanishes, and :math:`\bar g` is convex.  For ``drifting`` the same
 argument gives the per-round minimiser :math:`-m(t)` (a dynamic comparator).
+
+References
+----------
+.. [1] G. Marsaglia and W. W. Tsang, "The ziggurat method for generating
+   random variables", Journal of Statistical Software 5(8), 2000.
+.. [2] J. A. Doornik, "An improved ziggurat method to generate normal random
+   samples", University of Oxford, 2005.
 """
 
 from __future__ import annotations
@@ -61,8 +67,9 @@ import numpy as np
 from numba.extending import register_jitable
 
 from .._backend import get_namespace
-from .._random import rep_key, round_key, seed_to_uint64, uniform
+from .._random import rep_key, round_key, seed_to_uint64
 from .._validation import as_real_array, check_float, check_in, check_int
+from ..sim._variates import ZIG_DRAWS, zig_normal, zig_normal_array
 
 __all__ = [
     "GENERATORS",
@@ -75,8 +82,6 @@ __all__ = [
 ]
 
 _TWO_PI = 2.0 * math.pi
-_U1 = np.uint64(1)
-_U2 = np.uint64(2)
 # params layout: [sigma, mode (0 linear, 1 sine), period, m_0..m_{E-1}, d_0..d_{E-1}]
 _HEAD = 3
 
@@ -98,12 +103,11 @@ def score_at(params, n_experts, key, t, n, i):
     """Score of token ``n`` for expert ``i`` in the round keyed ``key`` (scalar form).
 
     ``key`` is ``round_key(rep_key(seed, rep), t)`` (``uint64``); ``t`` is the
-    iteration as an integer (it only enters the mean).
+    iteration as an integer (it only enters the mean).  The noise is the
+    ziggurat normal owning the draws from ``(n * n_experts + i) * ZIG_DRAWS``
+    on (module notes).
     """
-    j = np.uint64(n) * np.uint64(n_experts) + np.uint64(i)
-    u1 = uniform(key, j * _U2)
-    u2 = uniform(key, j * _U2 + _U1)
-    z = math.sqrt(-2.0 * math.log(u1)) * math.cos(_TWO_PI * u2)
+    z = zig_normal(key, (np.int64(n) * np.int64(n_experts) + np.int64(i)) * ZIG_DRAWS)
     return mean_at(params, n_experts, i, t) + params[0] * z
 
 
@@ -199,11 +203,8 @@ class ScoreGenerator:
         """
         xp = get_namespace(keys)
         e = self.n_experts
-        j = xp.reshape(xp.arange(n_tokens * e, dtype=xp.uint64), (1, n_tokens, e)) * 2
-        kk = keys[:, None, None]
-        u1 = uniform(kk, j)
-        u2 = uniform(kk, j + 1)
-        z = xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(_TWO_PI * u2)
+        b = xp.reshape(xp.arange(n_tokens * e, dtype=xp.uint64), (1, n_tokens, e)) * ZIG_DRAWS
+        z = zig_normal_array(xp, keys[:, None, None], b)
         return xp.asarray(self.mean(t))[None, None, :] + float(self.params[0]) * z
 
     def draw(self, seed, rep_ids, t, n_tokens) -> np.ndarray:

@@ -25,7 +25,7 @@ Fixed draw layout
     every attempt is rejected (probability below ``0.05**GAMMA_ATTEMPTS`` for
     shapes ``>= 1``, i.e. never in practice) the draw is ``d = a - 1/3``,
     the mode region of the proposal.
-The ziggurat normal (inside ``gamma`` only)
+``zig_normal(key, b)``
     Marsaglia & Tsang's ziggurat [3]_ with 128 layers in Doornik's
     formulation [4]_ (``r = 3.442619855899``, layer area
     ``v = 9.91256303526217e-3``).  Try ``t`` (``0 <= t < ZIG_TRIES``) uses
@@ -47,11 +47,11 @@ The ziggurat normal (inside ``gamma`` only)
 ``beta(key, b, a1, a2)``
     ``X / (X + Y)`` with ``X = gamma(key, 2 b, a1)`` and ``Y = gamma(key, 2 b + 1, a2)``.
 
-The ziggurat replaces the Box--Muller proposal the gamma draws used before:
-a ziggurat normal costs one hash and a table lookup on almost every call
-instead of two hashes, a logarithm, a square root and a cosine.  The
-public :func:`normal` stays Box--Muller, so the draws of Gaussian
-environments are unchanged.
+The gamma draws take their normal proposals from the ziggurat, and so do
+the router scores of :mod:`expertlab.balance.generators`: a ziggurat normal
+costs one hash and a table lookup on almost every call instead of two
+hashes, a logarithm, a square root and a cosine.  :func:`normal` stays
+Box--Muller, so the draws of Gaussian environments are unchanged.
 
 References
 ----------
@@ -76,8 +76,8 @@ from numba.extending import overload, register_jitable
 
 from .._random import uniform, word
 
-__all__ = ["GAMMA_ATTEMPTS", "GAMMA_STRIDE", "ZIG_TRIES", "ZIG_TAIL_TRIES", "ZIG_DRAWS", "normal", "gamma",
-           "beta", "normal_array", "gamma_array", "beta_array"]
+__all__ = ["GAMMA_ATTEMPTS", "GAMMA_STRIDE", "ZIG_TRIES", "ZIG_TAIL_TRIES", "ZIG_DRAWS", "normal", "zig_normal",
+           "gamma", "beta", "normal_array", "zig_normal_array", "gamma_array", "beta_array"]
 
 _TWO_PI = 2.0 * math.pi
 _TWO53_INV = 1.0 / 9007199254740992.0  # 2**-53
@@ -149,7 +149,7 @@ def _ov_normal(key, j):
 
 @register_jitable
 def _zig_tries(key, b):
-    """Every try of the ziggurat normal owning draws ``b ..`` (the rare path of :func:`_zig_normal`)."""
+    """Every try of the ziggurat normal owning draws ``b ..`` (the rare path of :func:`zig_normal`)."""
     for t in range(ZIG_TRIES):
         c = b + t * _ZIG_TRY_DRAWS
         w = word(key, np.uint64(c))
@@ -175,7 +175,7 @@ def _zig_tries(key, b):
 
 
 @register_jitable
-def _zig_normal(key, b):
+def zig_normal(key, b):
     """Ziggurat normal owning draws ``b .. b + ZIG_DRAWS - 1`` (int) of the round keyed ``key``.
 
     The first try's rectangle test is written out here so that it inlines
@@ -200,7 +200,7 @@ def _gamma_attempts(key, g, a):
     out = d
     for m in range(GAMMA_ATTEMPTS):
         j = base + m * _ATTEMPT_DRAWS
-        z = _zig_normal(key, j)
+        z = zig_normal(key, j)
         v = 1.0 + c * z
         if v > 0.0:
             v = v * v * v
@@ -225,7 +225,7 @@ def gamma(key, g, a):
     if a >= 1.0:
         base = g * GAMMA_STRIDE
         d = a - 1.0 / 3.0
-        z = _zig_normal(key, base)
+        z = zig_normal(key, base)
         v = 1.0 + (1.0 / math.sqrt(9.0 * d)) * z
         if v > 0.0:
             u = uniform(key, np.uint64(base + ZIG_DRAWS))
@@ -251,8 +251,30 @@ def normal_array(xp, key, j):
     return xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(_TWO_PI * u2)
 
 
-def _zig_normal_array(xp, key, b):
-    """Array version of :func:`_zig_normal`: ``key`` and ``b`` (``uint64``) broadcast; the same draws."""
+def zig_normal_array(xp, key, b):
+    """Array version of :func:`zig_normal`: ``key`` and ``b`` (``uint64``) broadcast; the same draws.
+
+    The first try's rectangle test runs on every element; the elements it
+    rejects (about 1.2 %) go through :func:`_zig_tries_array`, which repeats
+    that try and goes on, on those elements only.
+    """
+    key, b = xp.broadcast_arrays(xp.asarray(key), xp.asarray(b))
+    shape = key.shape
+    key = xp.reshape(key, (-1,))
+    b = xp.reshape(b, (-1,))
+    w = word(key, b)
+    i = xp.astype(w & 127, xp.int64)
+    u = 2.0 * ((xp.astype(w >> 11, xp.float64) + 0.5) * _TWO53_INV) - 1.0
+    out = u * xp.take(xp.asarray(_ZX), i)
+    rest = xp.abs(u) >= xp.take(xp.asarray(_ZR), i)
+    if bool(xp.any(rest)):
+        idx = xp.nonzero(rest)[0]
+        out[idx] = _zig_tries_array(xp, xp.take(key, idx), xp.take(b, idx))
+    return xp.reshape(out, shape)
+
+
+def _zig_tries_array(xp, key, b):
+    """Every try of the ziggurat normals owning draws ``b ..`` (1-d ``key`` and ``b``): :func:`_zig_tries`."""
     zx = xp.asarray(_ZX)
     zr = xp.asarray(_ZR)
     zx2 = xp.asarray(_ZX2)
@@ -306,7 +328,7 @@ def _gamma_attempts_array(xp, key, base, a):
     pending = xp.ones(a.shape, dtype=xp.bool)
     for m in range(GAMMA_ATTEMPTS):
         j = base + m * _ATTEMPT_DRAWS
-        z = _zig_normal_array(xp, key, j)
+        z = zig_normal_array(xp, key, j)
         v = 1.0 + c * z
         pos = v > 0.0
         v = xp.where(pos, v * v * v, 1.0)

@@ -58,6 +58,29 @@ def test_numpy_draw_equals_scalar_kernel_form(make):
         np.testing.assert_allclose(got, ref, rtol=1e-13, atol=1e-13)
 
 
+def test_noise_is_the_ziggurat_normal_of_the_documented_draw_block():
+    """Score (n, i) of a round is m_i + sigma z with z the ziggurat normal owning draws (n E + i) ZIG_DRAWS ...
+
+    Rejects another layout (e.g. consecutive blocks per expert, or the Box--Muller normal of the same
+    round), which would give other numbers.
+    """
+    from expertlab.sim import _variates as V
+
+    m = np.array([0.5, -1.0, 2.0])
+    g = iid_plus_offset(m, 0.3)
+    s = g.draw(21, [4], t=6, n_tokens=7)[0]
+    with np.errstate(over="ignore"):
+        key = round_key(rep_key(seed_to_uint64(21), np.uint64(4)), np.uint64(6))
+        n, i = np.meshgrid(np.arange(7, dtype=np.uint64), np.arange(3, dtype=np.uint64), indexing="ij")
+        z = V.zig_normal_array(np, np.full(n.shape, key), (n * np.uint64(3) + i) * np.uint64(V.ZIG_DRAWS))
+        swapped = V.zig_normal_array(np, np.full(n.shape, key), (i * np.uint64(7) + n) * np.uint64(V.ZIG_DRAWS))
+        box_muller = V.normal_array(np, np.full(n.shape, key), n * np.uint64(3) + i)
+    np.testing.assert_array_equal(s, m + 0.3 * z)
+    other = n != np.uint64(3) * i  # where the two layouts name different blocks
+    assert other.sum() == 18 and not np.any(np.isclose(s, m + 0.3 * swapped)[other])
+    assert not np.any(np.isclose(s, m + 0.3 * box_muller))
+
+
 def test_moments_and_normality_of_the_noise():
     m = np.array([1.5, -0.5, 0.0, 2.0])
     sigma = 0.8
