@@ -268,9 +268,25 @@ def zig_normal_array(xp, key, b):
     out = u * xp.take(xp.asarray(_ZX), i)
     rest = xp.abs(u) >= xp.take(xp.asarray(_ZR), i)
     if bool(xp.any(rest)):
-        idx = xp.nonzero(rest)[0]
-        out[idx] = _zig_tries_array(xp, xp.take(key, idx), xp.take(b, idx))
+        out = xp.where(rest, _expand(xp, rest, _zig_tries_array(xp, *_gather(xp, rest, key, b))), out)
     return xp.reshape(out, shape)
+
+
+def _gather(xp, mask, *arrays):
+    """The entries of 1-d ``arrays`` where ``mask`` holds, in order."""
+    (idx,) = xp.nonzero(mask)
+    return tuple(xp.take(a, idx) for a in arrays)
+
+
+def _expand(xp, mask, sub):
+    """``sub`` (one value per true entry of ``mask``, in order) spread back to ``mask``'s length.
+
+    Entries where ``mask`` is false get an arbitrary entry of ``sub``; callers select with
+    ``where(mask, ...)``.  Built from a running count, so it needs no index assignment (which the
+    array API lacks).
+    """
+    rank = xp.cumulative_sum(xp.astype(mask, xp.int64)) - 1
+    return xp.take(sub, xp.clip(rank, 0, None))
 
 
 def _zig_tries_array(xp, key, b):
@@ -373,11 +389,7 @@ def gamma_array(xp, key, g, a):
     out = d * (v * v * v)
     rest = ~done
     if bool(xp.any(rest)):
-        (idx,) = xp.nonzero(rest)
-        sub = _gamma_attempts_array(xp, xp.take(key, idx), xp.take(base, idx), xp.take(a, idx))
-        # entry n of the batch is entry rank[n] of the gathered subset (nonzero lists them in order)
-        rank = xp.cumulative_sum(xp.astype(rest, xp.int64)) - 1
-        out = xp.where(rest, xp.take(sub, xp.clip(rank, 0, None)), out)
+        out = xp.where(rest, _expand(xp, rest, _gamma_attempts_array(xp, *_gather(xp, rest, key, base, a))), out)
     return xp.reshape(out, shape)
 
 
