@@ -21,9 +21,9 @@ the learner's ``n_scalars``:
 ``s[n_scalars + 1]``
     ``1.0`` when the environment has no awake mask (every expert is awake in
     every round of the run), ``0.0`` otherwise; set before ``init`` and
-    constant for the run.  A learner may then skip the mask and keep
-    quantities across rounds that a changing awake set would invalidate
-    (Hedge keeps its largest logit from ``update`` to the next ``act``).
+    constant for the run.  A learner may then skip the mask's selects and
+    keep quantities across rounds that a changing awake set would
+    invalidate (Hedge takes its logits straight from the regret row).
 
 Learners that ignore the slots are unaffected.  A step function that wants to
 stay callable with an ``s`` of exactly ``n_scalars`` entries checks
@@ -134,15 +134,25 @@ def exp_nonpos(x):
     :func:`math.exp`.  Compiled for the CPU it is a branch-free polynomial
     that LLVM vectorises (libm's ``exp`` is a scalar call, the most expensive
     operation of an exponential-weights round): Cody--Waite reduction
-    ``x = k ln 2 + r``, ``|r| <= ln(2)/2``, the Taylor polynomial of degree 13
-    (truncation error below 5e-18) evaluated as ``1 + (r + r^2 X(r))`` with
-    ``X`` by Estrin's scheme (short dependency chains, so that the loop over
-    experts runs at the machine's throughput rather than its latency), and
-    ``2**k`` assembled in the exponent bits.
+    ``x = k ln 2 + r``, ``|r| <= ln(2)/2``, a polynomial of degree 11
+    (relative error below 2e-17 on that interval) evaluated as
+    ``1 + (r + r^2 X(r))`` with ``X`` by Estrin's scheme (short dependency
+    chains, so that the loop over experts runs at the machine's throughput
+    rather than its latency), and ``2**k`` assembled in the exponent bits.
+    ``X`` is the Taylor series of ``(e^r - 1 - r) / r^2`` to degree 22,
+    Chebyshev-economised to degree 9 on ``|r| <= ln(2)/2`` [1]_: two terms
+    fewer than a Taylor polynomial of the same accuracy.
     It agrees with ``math.exp`` to about 1 ulp; results below the smallest
     normal double (``x < -1022 ln 2 = -708.396...``) are flushed to 0 (libm returns a
     subnormal there, below ``2.3e-308``).  Arguments above 709 are outside
     its domain.
+
+    References
+    ----------
+    .. [1] J.-M. Muller, *Elementary Functions: Algorithms and
+       Implementation*, 3rd ed., Birkhauser, 2016, Chapters 3 (polynomial
+       approximation, Chebyshev economisation) and 11 (Cody--Waite range
+       reduction).
     """
     return math.exp(x)
 
@@ -152,7 +162,19 @@ _EXP_SHIFT = 6755399441055744.0  # 1.5 * 2**52: x + shift rounds x to an integer
 _LN2_HI = 6.93147180369123816490e-01  # fdlibm split of ln 2: k * _LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
 _EXP_MIN = -708.3964185322641  # -1022 ln 2: exp(x) >= 2**-1022 from here up
-_E2, _E3, _E4, _E5, _E6, _E7, _E8, _E9, _E10, _E11, _E12, _E13 = (1.0 / math.factorial(k) for k in range(2, 14))
+# X(r) = (e^r - 1 - r) / r^2 ~ sum_j _Ej r^(j-2): its Taylor series (coefficients 1/j!) to degree 22 in r, the
+# terms of degree 22 down to 10 removed one by one by Chebyshev economisation on |r| <= 1.000001 ln(2)/2, in
+# exact rational arithmetic, then rounded to double (tests/backends/test_kernel_math.py derives them again)
+_E2 = 0.5000000000000001
+_E3 = 0.1666666666666667
+_E4 = 0.04166666666662416
+_E5 = 0.008333333333326141
+_E6 = 0.0013888888917198757
+_E7 = 0.00019841269874802374
+_E8 = 2.4801521319615554e-05
+_E9 = 2.755725542362447e-06
+_E10 = 2.7620077041765494e-07
+_E11 = 2.510520717094936e-08
 _EXP_BIAS = np.int64(1023 << 52)
 _S52 = np.int64(52)
 
@@ -161,9 +183,9 @@ def _exp_nonpos_cpu(x):
     m = x * _LOG2E + _EXP_SHIFT
     kf = m - _EXP_SHIFT  # nearest integer to x / ln 2
     r = (x - kf * _LN2_HI) - kf * _LN2_LO
-    # exp(r) = 1 + r + r^2 X(r), X the Taylor polynomial of degree 11 (coefficients 1/2! .. 1/13!) by
-    # Estrin's scheme: pairs, then powers r^2, r^4 -- seven dependent steps instead of Horner's thirteen,
-    # so that a vectorised loop over experts is not bound by the latency of one long chain
+    # exp(r) = 1 + r + r^2 X(r), X of degree 9 by Estrin's scheme: pairs, then powers r^2, r^4 -- six
+    # dependent steps instead of Horner's eleven, so that a vectorised loop over experts is not bound by
+    # the latency of one long chain
     r2 = r * r
     r4 = r2 * r2
     a = _E2 + _E3 * r
@@ -171,11 +193,9 @@ def _exp_nonpos_cpu(x):
     c = _E6 + _E7 * r
     d = _E8 + _E9 * r
     e = _E10 + _E11 * r
-    f = _E12 + _E13 * r
     ab = a + r2 * b
     cd = c + r2 * d
-    ef = e + r2 * f
-    q = 1.0 + (r + r2 * (ab + r4 * (cd + r4 * ef)))
+    q = 1.0 + (r + r2 * (ab + r4 * (cd + r4 * e)))
     # the low bits of m hold k (two's complement); shifted into the exponent
     # field they give 2**k (the high bits of m shift out)
     scale = np.int64((np.float64(m).view(np.int64) << _S52) + _EXP_BIAS).view(np.float64)
