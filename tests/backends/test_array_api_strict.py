@@ -35,10 +35,6 @@ _NUMPY_CODE = "NumPy array code: {} (its {} calls NumPy on the run's arrays)"
 NOT_PORTABLE = {
     # declared NumPy-only: the learner refuses any other namespace with a clear ValueError
     "memory_adaptive": "declared NumPy array code: it refuses any other namespace",
-    "noisy_ftpl": "declared NumPy array code: the private-experts runner refuses any other namespace",
-    "small_loss_experts": "declared NumPy array code: the private-experts runner refuses any other namespace",
-    "sparse_vector_experts": "declared NumPy array code: the private-experts runner refuses any other namespace",
-    "tree_ftrl": "declared NumPy array code: the private-experts runner refuses any other namespace",
     # needs a special function the array API does not have
     "squint": "needs scipy.special.erfcx (cupyx.scipy.special on CuPy); the array API has no erfcx",
     # NumPy array code, not yet written over xp
