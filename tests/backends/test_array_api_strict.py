@@ -33,8 +33,6 @@ RTOL = 1e-12
 #: their state updates in ``xp`` (see the module docstring for what that takes).
 _NUMPY_CODE = "NumPy array code: {} (its {} calls NumPy on the run's arrays)"
 NOT_PORTABLE = {
-    # declared NumPy-only: the learner refuses any other namespace with a clear ValueError
-    "memory_adaptive": "declared NumPy array code: it refuses any other namespace",
     # needs a special function the array API does not have
     "squint": "needs scipy.special.erfcx (cupyx.scipy.special on CuPy); the array API has no erfcx",
     # NumPy array code, not yet written over xp
