@@ -121,6 +121,44 @@ def test_strict_namespace_rejects_numpy_only_code():
         _run_array_on(xps, bad, env, 5, 2)
 
 
+def _branch_cases():
+    """Runs that reach branches the registered examples do not: ``(id, make, horizon, metrics, min_changes)``."""
+    from expertlab.experts import (hedge, instances, realizable, recent_plays_attack, small_loss_experts,
+                                   sparse_vector_experts)
+
+    h = 60
+    return [
+        # switches to a uniformly drawn leader (noise=False)
+        ("sparse_vector_no_noise", lambda: (sparse_vector_experts(2.0, h, noise=False, threshold=1.0),
+                                            realizable(8, 0.1)), h, None, 1),
+        # more play changes than the switch budget K = 2 in some row: a phase ended (new thresholds and scales)
+        ("small_loss_phases", lambda: (small_loss_experts(2.0, h, threshold=2.0, max_switches=2),
+                                       instances.needle(6, gap=0.2)), h, None, 3),
+        ("small_loss_phases_no_noise", lambda: (small_loss_experts(2.0, h, noise=False, threshold=2.0, max_switches=2),
+                                                instances.needle(6, gap=0.2)), h, None, 3),
+        # a spread p: the adaptive adversary draws the play by inverse CDF; every metric it offers
+        ("recent_plays_attack_spread_p", lambda: (hedge(), recent_plays_attack(6, window=2)), 30,
+         ("regret", "hits", "mixture_regret"), 1),
+    ]
+
+
+@pytest.mark.parametrize("case", _branch_cases(), ids=lambda c: c[0])
+def test_strict_branches_beyond_the_examples(case):
+    from expertlab.experts._private_run import played_experts
+
+    _, make, horizon, metrics, min_changes = case
+    learner, env = make()
+    # the case reaches its branch: the NumPy run changes its play often enough in some replication
+    plays = sim.run(learner, env, horizon, n_reps=N_REPS, seed=SEED, backend="numpy",
+                    metrics=[played_experts(horizon)]).final["plays"]
+    assert int(np.max(np.sum(np.diff(plays, axis=1) != 0, axis=1))) >= min_changes
+    ref_metrics, ref_final = _run_array_on(np, learner, env, horizon, N_REPS, SEED, metrics=metrics)
+    got_metrics, got_final = _run_array_on(xps, learner, env, horizon, N_REPS, SEED, metrics=metrics)
+    assert ref_metrics and (metrics is None or set(ref_metrics) == set(metrics))
+    _assert_same(ref_metrics, got_metrics, "metrics")
+    _assert_same(ref_final, got_final, "final")
+
+
 # --------------------------------------------------------------------------
 # batched planners (expertlab.mdp) and EM cores (expertlab.mixtures) on strict arrays
 
