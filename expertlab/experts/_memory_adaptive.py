@@ -121,7 +121,7 @@ class AdaptiveAdversary(Environment):
             loss = xp.astype(_random.uniform(_random.round_key(state.coin_key, tt)[:, None], idx) < 0.5, xp.float64)
             u = _random.uniform(_random.round_key(state.play_key, tt), np.uint64(0))
         recent = state.recent
-        loss = xp.where(_remembered(recent, n), 1.0, loss)
+        loss = _mark_remembered(loss, recent)
         play = xp.astype(xp.argmax(p, axis=1), xp.int64)  # a one-hot row plays its expert (as the inverse CDF)
         spread = take_rows(p, play[:, None])[:, 0] != total
         if bool(xp.any(spread)):  # inverse CDF of the uniform u on the rows that are not one-hot
@@ -137,14 +137,16 @@ class AdaptiveAdversary(Environment):
         return {"regret": _played_regret_metric(), "hits": _hits_metric(), "mixture_regret": _mixture_metric()}
 
 
-def _remembered(recent, n):
-    """``(n_reps, n)`` bool: expert ``i`` is among the row's remembered plays (``-1``, an empty slot, is none)."""
-    if isinstance(recent, np.ndarray):  # a scatter into a spare column for the -1 (no index assignment elsewhere)
-        out = np.zeros((recent.shape[0], n + 1), dtype=bool)
-        out[np.arange(recent.shape[0])[:, None], recent] = True
-        return out[:, :n]
+def _mark_remembered(loss, recent):
+    """``loss`` (fresh, ``(n_reps, n)``) with 1 on each row's remembered plays (``-1``, an empty slot, is none)."""
+    if isinstance(loss, np.ndarray):  # in place on NumPy; other namespaces have no index assignment
+        marked = recent >= 0
+        rows = np.broadcast_to(np.arange(recent.shape[0])[:, None], recent.shape)
+        loss[rows[marked], recent[marked]] = 1.0
+        return loss
     xp = _ns(recent)
-    return xp.any(recent[:, :, None] == xp.arange(n, dtype=recent.dtype)[None, None, :], axis=1)
+    hit = xp.any(recent[:, :, None] == xp.arange(loss.shape[1], dtype=recent.dtype)[None, None, :], axis=1)
+    return xp.where(hit, 1.0, loss)
 
 
 def _played_regret_metric() -> Metric:
