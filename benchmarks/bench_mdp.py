@@ -20,9 +20,14 @@ blocks run seconds apart, so on a shared machine a change of load moves them.
 
 Last, with pymdptoolbox installed, the batched ``value_iteration`` and
 ``policy_iteration`` against pymdptoolbox's ``ValueIteration`` and
-``PolicyIteration`` called once per MDP, on ``--peer-mdps`` Garnet MDPs: the
-four are interleaved ``--repeat`` times and their medians compared (wall and
-process CPU time).  The BLAS thread pool is limited to ``--blas-threads``
+``PolicyIteration`` called once per MDP, on ``--peer-mdps`` Garnet MDPs:
+value iteration with its default sup-norm rule and exact evaluation of the
+greedy policy, and like for like with pymdptoolbox (the span rule at the
+same ``epsilon``, values and policy only, ``evaluate_policy=False``) and with
+the span rule and the exact evaluation; policy iteration from action 0 and
+warm-started from value iteration (``warm_start=1e-2``).  All are
+interleaved ``--repeat`` times and their medians compared (wall and process
+CPU time).  The BLAS thread pool is limited to ``--blas-threads``
 (1 by default, with threadpoolctl) for every timing: on a loaded machine a
 multi-threaded BLAS can spin for seconds on a batched 100 x 100 solve.
 Nothing is asserted: the numbers are for the record (JSON with ``--json``).
@@ -196,12 +201,16 @@ def _blas_threads(n):
 def _against_pymdptoolbox(n_mdps, n_states, n_actions, branching, gamma, epsilon, repeat):
     """Batched ``value_iteration``/``policy_iteration`` against pymdptoolbox called once per MDP (``None`` if absent).
 
-    The four timings are interleaved ``repeat`` times and their medians
-    compared, so a change of the machine's load hits all of them alike.
+    The timings are interleaved ``repeat`` times and their medians compared,
+    so a change of the machine's load hits all of them alike.
     pymdptoolbox's ``ValueIteration`` stops on the span of ``V_k - V_{k-1}``
-    below ``epsilon (1 - gamma) / gamma``, a weaker rule than the sup-norm one
-    of ``value_iteration``, so it runs fewer iterations for the same
-    ``epsilon``; the record also gives the time per MDP-iteration.
+    below ``epsilon (1 - gamma) / gamma`` and returns ``V_{k+1}`` and its
+    greedy policy: ``value_iteration(..., stop="span",
+    evaluate_policy=False)`` is the like-for-like call (same rule, same
+    ``epsilon``, no exact evaluation of the policy; it returns MacQueen's
+    midpoint rather than ``V_{k+1}``).  The default ``value_iteration`` (sup
+    norm rule, a linear solve per MDP for the policy's exact value) is timed
+    too.  The answers are compared with policy iteration's exact ones.
     """
     try:
         import mdptoolbox.mdp as toolbox
@@ -219,7 +228,10 @@ def _against_pymdptoolbox(n_mdps, n_states, n_actions, branching, gamma, epsilon
             out.append(solver)
         return out
 
-    runs = {"vi": lambda: value_iteration(m, epsilon=epsilon), "pi": lambda: policy_iteration(m),
+    runs = {"vi": lambda: value_iteration(m, epsilon=epsilon),
+            "vi_span": lambda: value_iteration(m, epsilon=epsilon, stop="span", evaluate_policy=False),
+            "vi_span_evaluated": lambda: value_iteration(m, epsilon=epsilon, stop="span"),
+            "pi": lambda: policy_iteration(m), "pi_warm": lambda: policy_iteration(m, warm_start=1e-2),
             "peer_vi": lambda: peer(toolbox.ValueIteration, epsilon=epsilon),
             "peer_pi": lambda: peer(toolbox.PolicyIteration)}
     times = {k: [] for k in runs}
@@ -233,28 +245,46 @@ def _against_pymdptoolbox(n_mdps, n_states, n_actions, branching, gamma, epsilon
             cpu_times[k].append(time.process_time() - c0)
     med = {k: float(np.median(v)) for k, v in times.items()}
     cpu = {k: float(np.median(v)) for k, v in cpu_times.items()}
-    vi, pi, peer_vi, peer_pi = out["vi"], out["pi"], out["peer_vi"], out["peer_pi"]
-    pi_diff = max(float(np.abs(np.array(s.V) - pi.values[i]).max()) for i, s in enumerate(peer_pi))
-    pi_same = all(np.array_equal(np.array(s.policy), pi.policy[i]) for i, s in enumerate(peer_pi))
-    vi_same = all(np.array_equal(np.array(s.policy), vi.policy[i]) for i, s in enumerate(peer_vi))
-    vi_iters, peer_vi_iters = int(vi.n_iter.sum()), sum(int(s.iter) for s in peer_vi)
-    rec = {
-        "peer": "pymdptoolbox", "mdps": n_mdps, "states": n_states, "actions": n_actions, "gamma": gamma,
-        "epsilon": epsilon, "repeat": repeat, "times_s": times, "median_s": med, "cpu_times_s": cpu_times,
-        "median_cpu_s": cpu, "vi_speedup": med["peer_vi"] / med["vi"], "pi_speedup": med["peer_pi"] / med["pi"],
-        "vi_cpu_speedup": cpu["peer_vi"] / cpu["vi"], "pi_cpu_speedup": cpu["peer_pi"] / cpu["pi"],
-        "vi_iterations": vi_iters, "peer_vi_iterations": peer_vi_iters,
-        "vi_speedup_per_iteration": (med["peer_vi"] / peer_vi_iters) / (med["vi"] / vi_iters),
-        "pi_max_value_difference": pi_diff, "pi_same_policies": pi_same, "vi_same_policies": vi_same,
-    }
+    peer_vi, peer_pi, pi = out["peer_vi"], out["peer_pi"], out["pi"]
+    v_star = pi.values
+    peer_v = np.array([np.array(s.V) for s in peer_vi])
+    rec = {"peer": "pymdptoolbox", "mdps": n_mdps, "states": n_states, "actions": n_actions, "gamma": gamma,
+           "epsilon": epsilon, "repeat": repeat, "times_s": times, "median_s": med, "cpu_times_s": cpu_times,
+           "median_cpu_s": cpu}
+    for k in ("vi", "vi_span", "vi_span_evaluated"):
+        rec[f"{k}_speedup"] = med["peer_vi"] / med[k]
+        rec[f"{k}_cpu_speedup"] = cpu["peer_vi"] / cpu[k]
+        rec[f"{k}_iterations"] = int(out[k].n_iter.sum())
+        rec[f"{k}_same_policies_as_peer"] = all(np.array_equal(np.array(s.policy), out[k].policy[i])
+                                                for i, s in enumerate(peer_vi))
+        rec[f"{k}_max_error"] = float(np.abs(out[k].values - v_star).max())
+    for k in ("pi", "pi_warm"):
+        rec[f"{k}_speedup"] = med["peer_pi"] / med[k]
+        rec[f"{k}_cpu_speedup"] = cpu["peer_pi"] / cpu[k]
+        rec[f"{k}_iterations"] = int(out[k].n_iter.sum())
+        rec[f"{k}_same_policies_as_peer"] = all(np.array_equal(np.array(s.policy), out[k].policy[i])
+                                                for i, s in enumerate(peer_pi))
+        rec[f"{k}_max_value_difference"] = max(float(np.abs(np.array(s.V) - out[k].values[i]).max())
+                                               for i, s in enumerate(peer_pi))
+    rec["peer_vi_iterations"] = sum(int(s.iter) for s in peer_vi)
+    rec["peer_vi_max_error"] = float(np.abs(peer_v - v_star).max())
+    rec["vi_span_same_iterations_as_peer"] = [int(s.iter) for s in peer_vi] == out["vi_span"].n_iter.tolist()
     print(f"against pymdptoolbox, {n_mdps} Garnet MDPs (S = {n_states}, A = {n_actions}, gamma = {gamma}), medians "
-          f"of {repeat} interleaved runs:\n"
-          f"  value iteration  (epsilon = {epsilon:g}): batched {med['vi'] * 1e3:.1f} ms, pymdptoolbox per MDP "
-          f"{med['peer_vi'] * 1e3:.1f} ms, x{rec['vi_speedup']:.2f} (CPU time x{rec['vi_cpu_speedup']:.2f}); iterations {vi_iters} against "
-          f"{peer_vi_iters} (span rule), x{rec['vi_speedup_per_iteration']:.2f} per MDP-iteration; "
-          f"same policies: {vi_same}\n"
-          f"  policy iteration: batched {med['pi'] * 1e3:.1f} ms, pymdptoolbox per MDP {med['peer_pi'] * 1e3:.1f} ms, "
-          f"x{rec['pi_speedup']:.2f} (CPU time x{rec['pi_cpu_speedup']:.2f}; max |value difference| {pi_diff:.1e}, same policies: {pi_same})")
+          f"of {repeat} interleaved runs (wall; CPU time in brackets), speed-up = pymdptoolbox / ours:")
+    print(f"  pymdptoolbox ValueIteration (epsilon = {epsilon:g}, span rule): {med['peer_vi'] * 1e3:.1f} ms "
+          f"({cpu['peer_vi'] * 1e3:.1f} ms); {rec['peer_vi_iterations']} iterations; max |V - V*| "
+          f"{rec['peer_vi_max_error']:.1e}")
+    for k, what in (("vi_span", "span rule, evaluate_policy=False (like for like)"),
+                    ("vi_span_evaluated", "span rule, exact evaluation of the policy"),
+                    ("vi", "sup-norm rule (default), exact evaluation of the policy")):
+        print(f"  value_iteration, {what}: {med[k] * 1e3:.1f} ms ({cpu[k] * 1e3:.1f} ms), x{rec[f'{k}_speedup']:.2f} "
+              f"(CPU x{rec[f'{k}_cpu_speedup']:.2f}); {rec[f'{k}_iterations']} iterations; max |V - V*| "
+              f"{rec[f'{k}_max_error']:.1e}; same policies: {rec[f'{k}_same_policies_as_peer']}")
+    print(f"  pymdptoolbox PolicyIteration: {med['peer_pi'] * 1e3:.1f} ms ({cpu['peer_pi'] * 1e3:.1f} ms)")
+    for k, what in (("pi", "from action 0 (default)"), ("pi_warm", "warm_start=1e-2")):
+        print(f"  policy_iteration, {what}: {med[k] * 1e3:.1f} ms ({cpu[k] * 1e3:.1f} ms), x{rec[f'{k}_speedup']:.2f} "
+              f"(CPU x{rec[f'{k}_cpu_speedup']:.2f}); {rec[f'{k}_iterations']} iterations; max |value difference| "
+              f"{rec[f'{k}_max_value_difference']:.1e}; same policies: {rec[f'{k}_same_policies_as_peer']}")
     return rec
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "rep_key",
     "stream_key",
     "uniform",
+    "word",
     "seed_to_uint64",
     "f64",
 ]
@@ -99,8 +100,13 @@ def _stream_key(key, salt, c):
 
 
 @register_jitable
+def _word(key, j, c):
+    return _mix64(key ^ ((j + c[7]) * c[0]), c)
+
+
+@register_jitable
 def _uniform_bits(key, j, c):
-    return _mix64(key ^ ((j + c[7]) * c[0]), c) >> c[6]
+    return _word(key, j, c) >> c[6]
 
 
 def mix64(z):
@@ -127,6 +133,29 @@ def stream_key(key, salt):
     return _stream_key(key, salt, c)
 
 
+def _as_uint64_index(j):
+    if not isinstance(j, (np.generic, int)) and not _is_numpy(j):
+        from ._backend import get_namespace
+
+        xpj = get_namespace(j)
+        return xpj.astype(j, xpj.uint64)
+    if isinstance(j, np.ndarray):
+        return j.astype(np.uint64, copy=False)
+    return j
+
+
+def word(key, j):
+    """The whole 64-bit hash behind draw ``j`` of the round keyed ``key``.
+
+    :func:`uniform` keeps its 53 high bits; the 11 low bits are independent
+    of them (the finaliser is a bijection with full avalanche), so a sampler
+    may take a small table index from the low bits and a uniform from the
+    high bits of one word.
+    """
+    c, (key, j) = _consts(key, j)
+    return _word(key, _as_uint64_index(j), c)
+
+
 def uniform(key, j):
     """Draw ``j`` (a non-negative integer, taken as ``uint64``) of the round keyed ``key``, uniform on (0, 1).
 
@@ -135,14 +164,7 @@ def uniform(key, j):
     ``log(u)``, ``log(1 - u)`` are always finite.
     """
     c, (key, j) = _consts(key, j)
-    if not isinstance(j, (np.generic, int)) and not _is_numpy(j):
-        from ._backend import get_namespace
-
-        xpj = get_namespace(j)
-        j = xpj.astype(j, xpj.uint64)
-    elif isinstance(j, np.ndarray):
-        j = j.astype(np.uint64, copy=False)
-    bits = _uniform_bits(key, j, c)
+    bits = _uniform_bits(key, _as_uint64_index(j), c)
     if _is_numpy(bits):
         return (bits * 1.0 + 0.5) * _TWO53_INV
     from ._backend import get_namespace
@@ -188,6 +210,11 @@ def _ov_round_key(rkey, t):
 @overload(stream_key)
 def _ov_stream_key(key, salt):
     return lambda key, salt: _stream_key(key, salt, _C_NP)
+
+
+@overload(word)
+def _ov_word(key, j):
+    return lambda key, j: _word(key, np.uint64(j), _C_NP)
 
 
 @overload(uniform)

@@ -12,8 +12,10 @@ oracle*, which follows in every region the expert that is accurate there
 The learners here are ``"advice"`` learners of the engine
 (:func:`expertlab.sim.run`); they follow one expert
 (:class:`~expertlab.bandits.AdviceChoice` names it) and draw their standard
-normals ``0 .. N-1`` from the round's learner key.  Their array code is
-NumPy (the Hoeffding trees of :func:`~expertlab.bandits.hoeffding_tree_update`).
+normals ``0 .. N-1`` from the round's learner key.  Their array code runs
+on any array-API namespace (the Hoeffding trees of
+:func:`~expertlab.bandits.hoeffding_tree_update`; one-hot masks instead of
+index writes off NumPy).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._backend import get_namespace
 from .._validation import check_array_size, check_int
 from ..sim._protocol import Learner
 from ..sim._variates import normal_array
@@ -76,22 +79,29 @@ def _box_spec(name, spec):
     return int(p), int(spec.n_experts)
 
 
+def _ns(a):
+    """The namespace of the array ``a``: NumPy itself for NumPy arrays."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
 def _context(name, state_x, obs):
-    x = np.asarray(obs.context, dtype=np.float64)
+    xp = _ns(state_x)
+    x = xp.asarray(obs.context, dtype=xp.float64)
     if x.shape != state_x.shape:
         raise ValueError(f"{name}: the context must have shape {state_x.shape}, got {x.shape}")
-    adv = np.asarray(obs.advice)
+    adv = xp.asarray(obs.advice)
     if adv.shape[0] != x.shape[0]:
         raise ValueError(f"{name}: the advice must have one row per replication, got shape {adv.shape}")
-    return x, adv
+    return xp, x, adv
 
 
-def _normals(keys, n_experts):
-    return normal_array(np, np.asarray(keys)[:, None], np.arange(n_experts, dtype=np.uint64)[None, :])
+def _normals(xp, keys, n_experts):
+    return normal_array(xp, xp.asarray(keys)[:, None], xp.arange(n_experts, dtype=xp.uint64)[None, :])
 
 
-def _follow(adv, e):
-    return AdviceChoice(adv[np.arange(adv.shape[0]), e].astype(np.int64), e.astype(np.int64))
+def _follow(xp, adv, e):
+    e = xp.astype(e, xp.int64)
+    return AdviceChoice(xp.astype(xp.take_along_axis(adv, e[:, None], axis=1)[:, 0], xp.int64), e)
 
 
 def expertise_trees(*, max_depth: int = 3, n_bins: int = 16, grace_period: int = 200, delta: float = 1e-7,
@@ -165,21 +175,27 @@ def expertise_trees(*, max_depth: int = 3, n_bins: int = 16, grace_period: int =
         p, N = _box_spec(name, spec)
         n_reps = check_int(n_reps, "n_reps")
         cfg = base._replace(n_features=p)
-        return ExpertiseTreesState(*hoeffding_tree_init(cfg, n_reps, N), x=np.zeros((n_reps, p)),
-                                   leaves=np.zeros((n_reps, N), np.int64))
+        return ExpertiseTreesState(*hoeffding_tree_init(cfg, n_reps, N, xp=xp), x=xp.zeros((n_reps, p)),
+                                   leaves=xp.zeros((n_reps, N), dtype=xp.int64))
 
     def act(state, obs, keys):
-        x, adv = _context(name, state.x, obs)
+        xp, x, adv = _context(name, state.x, obs)
         cfg = base._replace(n_features=x.shape[1])
         leaves = hoeffding_tree_leaves(cfg, state.trees, x)
         n_reps, N = leaves.shape
-        idx = (np.arange(n_reps)[:, None], np.arange(N)[None, :], leaves)
-        e = np.argmax(leaf_thompson_scores(state.count[idx], state.mean[idx], _normals(keys, N)), axis=1)
-        return _follow(adv, e), state._replace(x=x, leaves=leaves)
+        M = state.count.shape[2]
+        # flat index of each tree's leaf into the (n_reps, n_trees, max_nodes) node arrays
+        k = xp.reshape((xp.arange(n_reps * N, dtype=xp.int64) * M), (n_reps, N)) + leaves
+        count, mean = (xp.reshape(xp.take(xp.reshape(a, (-1,)), xp.reshape(k, (-1,))), (n_reps, N))
+                       for a in (state.count, state.mean))
+        e = xp.argmax(leaf_thompson_scores(count, mean, _normals(xp, keys, N)), axis=1)
+        return _follow(xp, adv, e), state._replace(x=x, leaves=leaves)
 
     def update(state, choice, reward, keys=None):
         cfg = base._replace(n_features=state.x.shape[1])
-        trees = HoeffdingTreeState(*(a.copy() for a in state.trees))
+        trees = state.trees
+        if isinstance(state.count, np.ndarray):  # NumPy trees are updated in place: update a copy
+            trees = HoeffdingTreeState(*(a.copy() for a in trees))
         trees = hoeffding_tree_update(cfg, trees, choice.expert, state.x, reward, leaves=state.leaves)
         return ExpertiseTreesState(*trees, x=state.x, leaves=state.leaves)
 
@@ -266,30 +282,41 @@ def knn_experts(k: int = 10, memory: int = 200) -> Learner:
         p, N = _box_spec("knn_experts", spec)
         n_reps = check_int(n_reps, "n_reps")
         check_array_size((n_reps, N, memory, p), ("n_reps", "memory"))
-        return KnnExpertsState(buf_x=np.full((n_reps, N, memory, p), np.nan), buf_y=np.zeros((n_reps, N, memory)),
-                               filled=np.zeros((n_reps, N), np.int64), x=np.zeros((n_reps, p)))
+        return KnnExpertsState(buf_x=xp.full((n_reps, N, memory, p), xp.nan),
+                               buf_y=xp.zeros((n_reps, N, memory), dtype=xp.float64),
+                               filled=xp.zeros((n_reps, N), dtype=xp.int64), x=xp.zeros((n_reps, p)))
 
     def act(state, obs, keys):
-        x, adv = _context("knn_experts", state.x, obs)
-        d = ((state.buf_x - x[:, None, None, :]) ** 2).sum(axis=-1)
-        d = np.where(np.isnan(d), np.inf, d)
-        near = np.argpartition(d, k - 1, axis=-1)[..., :k]
-        ok = np.isfinite(np.take_along_axis(d, near, axis=-1))
-        yk = np.take_along_axis(state.buf_y, near, axis=-1)
-        n = ok.sum(axis=-1).astype(np.float64)
-        mean = np.where(ok, yk, 0.0).sum(axis=-1) / np.maximum(n, 1.0)
-        e = np.argmax(leaf_thompson_scores(n, mean, _normals(keys, n.shape[1])), axis=1)
-        return _follow(adv, e), state._replace(x=x)
+        xp, x, adv = _context("knn_experts", state.x, obs)
+        d = xp.sum((state.buf_x - x[:, None, None, :]) ** 2, axis=-1)
+        d = xp.where(xp.isnan(d), xp.inf, d)
+        # the k nearest slots, nearest first (a stable sort: among equal distances the lower slot)
+        near = xp.argsort(d, axis=-1, stable=True)[..., :k]
+        ok = xp.isfinite(xp.take_along_axis(d, near, axis=-1))
+        yk = xp.take_along_axis(state.buf_y, near, axis=-1)
+        n = xp.astype(xp.count_nonzero(ok, axis=-1), xp.float64)
+        mean = xp.sum(xp.where(ok, yk, 0.0), axis=-1) / xp.maximum(n, 1.0)
+        e = xp.argmax(leaf_thompson_scores(n, mean, _normals(xp, keys, n.shape[1])), axis=1)
+        return _follow(xp, adv, e), state._replace(x=x)
 
     def update(state, choice, reward, keys=None):
-        e = np.asarray(choice.expert)
-        rr = np.arange(e.shape[0])
-        slot = state.filled[rr, e] % memory
-        buf_x, buf_y, filled = state.buf_x.copy(), state.buf_y.copy(), state.filled.copy()
-        buf_x[rr, e, slot] = state.x
-        buf_y[rr, e, slot] = reward
-        filled[rr, e] += 1
-        return KnnExpertsState(buf_x, buf_y, filled, state.x)
+        xp = _ns(state.buf_y)
+        e = xp.astype(xp.asarray(choice.expert), xp.int64)
+        n_reps, N, m = state.buf_y.shape
+        at_expert = xp.arange(N, dtype=xp.int64)[None, :] == e[:, None]
+        slot = xp.take_along_axis(state.filled, e[:, None], axis=1)[:, 0] % memory
+        reward = xp.astype(xp.asarray(reward), state.buf_y.dtype)
+        if xp is np:  # the same writes through index arrays, on copies (cheaper than masks over the buffers)
+            rr = np.arange(n_reps)
+            buf_x, buf_y, filled = state.buf_x.copy(), state.buf_y.copy(), state.filled.copy()
+            buf_x[rr, e, slot] = state.x
+            buf_y[rr, e, slot] = reward
+            filled[rr, e] += 1
+            return KnnExpertsState(buf_x, buf_y, filled, state.x)
+        at = at_expert[:, :, None] & (xp.arange(m, dtype=xp.int64)[None, None, :] == slot[:, None, None])
+        return KnnExpertsState(xp.where(at[..., None], state.x[:, None, None, :], state.buf_x),
+                               xp.where(at, reward[:, None, None], state.buf_y),
+                               state.filled + xp.astype(at_expert, xp.int64), state.x)
 
     return Learner(name="knn_experts", feedback="advice", init=init, act=act, update=update,
                    params={"k": k, "memory": memory}, doc=knn_experts.__doc__)

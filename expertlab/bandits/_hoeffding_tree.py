@@ -10,6 +10,10 @@ statistics (count, sum, sum of squares of the targets) of each feature over
 replication into one of its trees, with array code over the replications
 (a loop over depth for the routing), and decides splits with the Hoeffding
 bound.
+
+The functions are array code over the namespace of the state's arrays
+(NumPy, CuPy, any array-API namespace).  :func:`hoeffding_tree_update`
+writes NumPy states in place and returns the others' updated arrays.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._backend import get_namespace
 from .._validation import as_real_array, check_array_size, check_float, check_int
 
 #: Merits below this (times ``value_range**2``) are round-off of an exactly constant target, not a split.
@@ -156,18 +161,38 @@ def hoeffding_tree_config(n_features: int, *, n_bins: int = 16, lower: float = 0
                                value_range)
 
 
-def hoeffding_tree_init(config: HoeffdingTreeConfig, n_reps: int, n_trees: int) -> HoeffdingTreeState:
-    """Empty trees: every tree is one leaf (the root) with no data."""
+def hoeffding_tree_init(config: HoeffdingTreeConfig, n_reps: int, n_trees: int, *, xp=None) -> HoeffdingTreeState:
+    """Empty trees: every tree is one leaf (the root) with no data.
+
+    Parameters
+    ----------
+    config : HoeffdingTreeConfig
+    n_reps, n_trees : int
+        Leading axes of the node arrays.
+    xp : array namespace, optional
+        Namespace of the arrays (NumPy by default; CuPy or another array-API namespace).
+
+    Returns
+    -------
+    HoeffdingTreeState
+
+    Examples
+    --------
+    >>> st = hoeffding_tree_init(hoeffding_tree_config(2, n_bins=4, max_depth=1), 3, 2)
+    >>> st.hist_n.shape, st.feature[0, 0].tolist(), st.n_nodes[0].tolist()
+    ((3, 2, 3, 2, 4), [-1, -1, -1], [1, 1])
+    """
     if not isinstance(config, HoeffdingTreeConfig):
         raise TypeError(f"config must be a HoeffdingTreeConfig, got {type(config).__name__}")
+    xp = np if xp is None else xp
     R, E, M = check_int(n_reps, "n_reps"), check_int(n_trees, "n_trees"), config.max_nodes
     p, B = config.n_features, config.n_bins
     check_array_size((R, E, M, p, B), ("n_reps", "n_trees", "config"))
-    z = lambda: np.zeros((R, E, M))  # noqa: E731
-    h = lambda: np.zeros((R, E, M, p, B))  # noqa: E731
-    return HoeffdingTreeState(np.full((R, E, M), -1, np.int64), z(), np.zeros((R, E, M), np.int64),
-                              np.zeros((R, E, M), np.int64), np.ones((R, E), np.int64), z(), z(), z(), h(), h(),
-                              h())
+    z = lambda: xp.zeros((R, E, M), dtype=xp.float64)  # noqa: E731
+    h = lambda: xp.zeros((R, E, M, p, B), dtype=xp.float64)  # noqa: E731
+    return HoeffdingTreeState(xp.full((R, E, M), -1, dtype=xp.int64), z(), xp.zeros((R, E, M), dtype=xp.int64),
+                              xp.zeros((R, E, M), dtype=xp.int64), xp.ones((R, E), dtype=xp.int64), z(), z(), z(),
+                              h(), h(), h())
 
 
 def hoeffding_tree_leaves(config: HoeffdingTreeConfig, state: HoeffdingTreeState, x) -> np.ndarray:
@@ -183,7 +208,8 @@ def hoeffding_tree_leaves(config: HoeffdingTreeConfig, state: HoeffdingTreeState
 
     Returns
     -------
-    ndarray of int, shape (n_reps, n_trees)
+    array of int, shape (n_reps, n_trees)
+        In the namespace of the state's arrays.
 
     Raises
     ------
@@ -194,13 +220,36 @@ def hoeffding_tree_leaves(config: HoeffdingTreeConfig, state: HoeffdingTreeState
         NaN or infinite values.
     """
     _check_config_state(config, state)
+    xp = _ns(state.feature)
     R, E, _ = state.feature.shape
-    x = np.asarray(as_real_array(x, "x"))
+    x = as_real_array(x, "x", xp=xp)
     if x.shape != (R, config.n_features):
         raise ValueError(f"x must have shape ({R}, {config.n_features}), got {x.shape}")
-    if not np.all(np.isfinite(x)):
+    if not bool(xp.all(xp.isfinite(x))):
         raise ValueError("x contains NaN or infinite values")
     return _leaves(config, state, x)
+
+
+def _ns(a):
+    """The namespace of the array ``a``: NumPy itself for NumPy arrays."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
+def _take(xp, a, flat, n_lead=3):
+    """Entries of ``a`` at the indices ``flat`` (any shape) into its first ``n_lead`` axes taken as one."""
+    rest = tuple(a.shape[n_lead:])
+    if xp is np:  # fancy indexing: the same entries, with less overhead per call
+        return a.reshape(-1, *rest)[flat]
+    rows = xp.take(xp.reshape(a, (-1, *rest)), xp.reshape(flat, (-1,)), axis=0)
+    return xp.reshape(rows, (*flat.shape, *rest))
+
+
+def _pick(xp, a, i):
+    """``a[s, i[s]]`` for every ``s`` (``a`` of shape ``(S, p, ...)``, ``i`` of shape ``(S,)``)."""
+    if xp is np:
+        return a[np.arange(a.shape[0]), i]
+    idx = xp.broadcast_to(xp.reshape(i, (-1, 1) + (1,) * (a.ndim - 2)), (a.shape[0], 1, *a.shape[2:]))
+    return xp.take_along_axis(a, idx, axis=1)[:, 0, ...]
 
 
 def _check_config_state(config, state):
@@ -217,15 +266,15 @@ def _check_config_state(config, state):
 
 def _leaves(config, state, x):
     """:func:`hoeffding_tree_leaves` without the checks."""
+    xp = _ns(state.feature)
     R, E, M = state.feature.shape
-    base = np.arange(0, R * E * M, M).reshape(R, E)
-    feature, threshold, child = state.feature.reshape(-1), state.threshold.reshape(-1), state.child.reshape(-1)
-    node = np.zeros((R, E), np.int64)
+    base = xp.reshape(xp.arange(0, R * E * M, M, dtype=xp.int64), (R, E))
+    node = xp.zeros((R, E), dtype=xp.int64)
     for _ in range(config.max_depth):
         k = base + node
-        f = feature[k]
-        go = np.take_along_axis(x, np.maximum(f, 0), axis=1) >= threshold[k]
-        node = np.where(f >= 0, child[k] + go, node)
+        f = _take(xp, state.feature, k)
+        go = xp.take_along_axis(x, xp.maximum(f, 0), axis=1) >= _take(xp, state.threshold, k)
+        node = xp.where(f >= 0, _take(xp, state.child, k) + xp.astype(go, xp.int64), node)
     return node
 
 
@@ -244,12 +293,14 @@ def leaf_thompson_scores(count, mean, z):
     :math:`\tfrac14` bounds the variance of any reward in :math:`[0, 1]`.
     """
     n1 = count + 1.0
-    return (count * mean + 0.5) / n1 + z * (0.5 / np.sqrt(n1))
+    xp = next((_ns(a) for a in (n1, mean, z) if hasattr(a, "__array_namespace__")), np)
+    return (count * mean + 0.5) / n1 + z * (0.5 / xp.sqrt(n1))
 
 
 def _bins(config, x):
+    xp = _ns(x)
     u = (x - config.lower) / (config.upper - config.lower) * config.n_bins
-    return np.clip(np.floor(u), 0, config.n_bins - 1).astype(np.int64)
+    return xp.astype(xp.clip(xp.floor(u), 0.0, float(config.n_bins - 1)), xp.int64)
 
 
 def split_merits(hist_n, hist_s, hist_ss):
@@ -266,19 +317,22 @@ def split_merits(hist_n, hist_s, hist_ss):
         ``b - 1`` and ``b``, :math:`(\mathrm{SSE}(S) - \mathrm{SSE}(S_L) - \mathrm{SSE}(S_R))/|S|`;
         ``-inf`` where a side is empty.
     """
-    nl = np.cumsum(hist_n, axis=-1)[..., :-1]
-    sl = np.cumsum(hist_s, axis=-1)[..., :-1]
-    ssl = np.cumsum(hist_ss, axis=-1)[..., :-1]
-    n = hist_n.sum(axis=-1, keepdims=True)
-    s = hist_s.sum(axis=-1, keepdims=True)
-    ss = hist_ss.sum(axis=-1, keepdims=True)
+    if not all(hasattr(a, "__array_namespace__") for a in (hist_n, hist_s, hist_ss)):
+        hist_n, hist_s, hist_ss = (np.asarray(a, dtype=np.float64) for a in (hist_n, hist_s, hist_ss))
+    xp = _ns(hist_n)
+    nl = xp.cumulative_sum(hist_n, axis=-1)[..., :-1]
+    sl = xp.cumulative_sum(hist_s, axis=-1)[..., :-1]
+    ssl = xp.cumulative_sum(hist_ss, axis=-1)[..., :-1]
+    n = xp.sum(hist_n, axis=-1, keepdims=True)
+    s = xp.sum(hist_s, axis=-1, keepdims=True)
+    ss = xp.sum(hist_ss, axis=-1, keepdims=True)
     nr, sr, ssr = n - nl, s - sl, ss - ssl
     with np.errstate(divide="ignore", invalid="ignore"):
         sse = ss - s * s / n
         sse_l = ssl - sl * sl / nl
         sse_r = ssr - sr * sr / nr
         merit = (sse - sse_l - sse_r) / n
-    return np.where((nl > 0) & (nr > 0), merit, -np.inf)
+    return xp.where((nl > 0) & (nr > 0), merit, -xp.inf)
 
 
 def hoeffding_tree_update(config: HoeffdingTreeConfig, state: HoeffdingTreeState, tree, x, y, *, leaves=None
@@ -289,7 +343,10 @@ def hoeffding_tree_update(config: HoeffdingTreeConfig, state: HoeffdingTreeState
     ----------
     config : HoeffdingTreeConfig
     state : HoeffdingTreeState
-        Updated in place (the arrays are large; a copy per round would dominate the cost) and returned.
+        NumPy arrays are updated in place (the arrays are large; a copy per round would dominate the
+        cost) and returned.  Arrays of another namespace (CuPy, any array-API namespace) are left as
+        they are: the updated arrays are returned, computed with array-API operations only (the same
+        numbers).  Use the returned state in either case.
     tree : array of int, shape (n_reps,)
         Which tree of each replication receives the observation.
     x : array, shape (n_reps, n_features)
@@ -301,6 +358,15 @@ def hoeffding_tree_update(config: HoeffdingTreeConfig, state: HoeffdingTreeState
     Returns
     -------
     HoeffdingTreeState
+        ``state`` itself for NumPy arrays, else a new state.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` or ``state`` is not of its type, or ``x`` or ``y`` does not hold real numbers.
+    ValueError
+        If ``state`` was built for other settings than ``config``, or ``tree``, ``x``, ``y`` or ``leaves``
+        has the wrong shape or type, lies out of range or is not finite (the message names it).
 
     Notes
     -----
@@ -351,26 +417,40 @@ def hoeffding_tree_update(config: HoeffdingTreeConfig, state: HoeffdingTreeState
     (0, 0.5, [0.0, 1.0])
     """
     _check_config_state(config, state)
+    xp = _ns(state.feature)
     R, E, M = state.feature.shape
-    p, B = config.n_features, config.n_bins
-    tree = np.asarray(tree)
-    if tree.shape != (R,) or not np.issubdtype(tree.dtype, np.integer):
+    p = config.n_features
+    if not hasattr(tree, "__array_namespace__"):
+        tree = xp.asarray(tree)
+    if tree.shape != (R,) or not xp.isdtype(tree.dtype, "integral"):
         raise ValueError(f"tree must be an integer array of shape ({R},)")
-    if np.any(tree < 0) or np.any(tree >= E):
+    if bool(xp.any(tree < 0)) or bool(xp.any(tree >= E)):
         raise ValueError(f"tree must lie in [0, {E - 1}]")
-    x = np.asarray(as_real_array(x, "x"))
-    y = np.asarray(as_real_array(y, "y"))
-    if x.shape != (R, p) or not np.all(np.isfinite(x)):
+    x = as_real_array(x, "x", xp=xp)
+    y = as_real_array(y, "y", xp=xp)
+    if x.shape != (R, p) or not bool(xp.all(xp.isfinite(x))):
         raise ValueError(f"x must be a finite array of shape ({R}, {p}), got shape {x.shape}")
-    if y.shape != (R,) or not np.all(np.isfinite(y)):
+    if y.shape != (R,) or not bool(xp.all(xp.isfinite(y))):
         raise ValueError(f"y must be a finite array of shape ({R},)")
     if leaves is not None:
-        leaves = np.asarray(leaves)
-        if leaves.shape != (R, E) or leaves.dtype.kind not in "iu" or np.any(leaves < 0) or np.any(leaves >= M):
+        if not hasattr(leaves, "__array_namespace__"):
+            leaves = xp.asarray(leaves)
+        if (leaves.shape != (R, E) or not xp.isdtype(leaves.dtype, "integral") or bool(xp.any(leaves < 0))
+                or bool(xp.any(leaves >= M))):
             raise ValueError(f"leaves must be an integer array of shape ({R}, {E}) with nodes in [0, {M - 1}] "
                              "(hoeffding_tree_leaves of x)")
+    tree = xp.astype(tree, xp.int64)
+    leaves = _leaves(config, state, x) if leaves is None else xp.astype(leaves, xp.int64)
+    if xp is np:
+        return _update_in_place(config, state, tree, x, y, leaves)
+    return _update_arrays(config, state, tree, x, y, leaves)
+
+
+def _update_in_place(config, state, tree, x, y, leaves):
+    """:func:`hoeffding_tree_update` of NumPy arrays: writes through index arrays."""
+    R, p = x.shape
     r = np.arange(R)
-    leaf = (_leaves(config, state, x) if leaves is None else leaves)[r, tree]
+    leaf = leaves[r, tree]
     idx = (r, tree, leaf)
     n = state.count[idx] + 1.0
     d = y - state.mean[idx]
@@ -386,41 +466,119 @@ def hoeffding_tree_update(config: HoeffdingTreeConfig, state: HoeffdingTreeState
     seen = state.hist_n[idx][:, 0, :].sum(axis=-1)
     due = np.flatnonzero((seen % config.grace_period == 0) & (state.depth[idx] < config.max_depth))
     if due.size:
-        _try_split(config, state, r[due], tree[due], leaf[due], seen[due])
+        s, f1, b, children = _split_decision(config, state.hist_n[idx][due], state.hist_s[idx][due],
+                                             state.hist_ss[idx][due], seen[due])
+        if s.size:
+            r, e, leaf = r[due][s], tree[due][s], leaf[due][s]
+            c = state.n_nodes[r, e]
+            state.n_nodes[r, e] = c + 2
+            state.feature[r, e, leaf] = f1
+            state.threshold[r, e, leaf] = _threshold(config, b)
+            state.child[r, e, leaf] = c
+            for side, (cn, mean, m2) in enumerate(children):
+                node = (r, e, c + side)
+                state.depth[node] = state.depth[r, e, leaf] + 1
+                state.count[node] = cn
+                state.mean[node] = mean
+                state.m2[node] = m2
     return state
 
 
-def _try_split(config, state, r, e, leaf, n):
-    idx = (r, e, leaf)
-    hn, hs, hss = state.hist_n[idx], state.hist_s[idx], state.hist_ss[idx]  # (S, p, B)
+def _update_arrays(config, state, tree, x, y, leaves):
+    """:func:`hoeffding_tree_update` in array-API operations only: one-hot masks and ``where`` instead of
+    writes, so the input arrays are left as they are (the same numbers as :func:`_update_in_place`)."""
+    xp = _ns(state.feature)
+    R, E, M = state.feature.shape
+    B = config.n_bins
+    leaf = xp.take_along_axis(leaves, tree[:, None], axis=1)[:, 0]
+    flat = (xp.arange(R, dtype=xp.int64) * E + tree) * M + leaf
+    # the one updated node of each replication, as a mask over (n_reps, n_trees, max_nodes)
+    at_tree = xp.arange(E, dtype=xp.int64)[None, :] == tree[:, None]
+    at_leaf = at_tree[:, :, None] & (xp.arange(M, dtype=xp.int64)[None, None, :] == leaf[:, None, None])
+    n = _take(xp, state.count, flat) + 1.0
+    mean0 = _take(xp, state.mean, flat)
+    d = y - mean0
+    mean = mean0 + d / n
+    m2 = _take(xp, state.m2, flat) + d * (y - mean)
+    count = xp.where(at_leaf, n[:, None, None], state.count)
+    mean_all = xp.where(at_leaf, mean[:, None, None], state.mean)
+    m2_all = xp.where(at_leaf, m2[:, None, None], state.m2)
+    # the leaf's histograms, updated at the bin of each feature, then written back
+    at_bin = xp.arange(B, dtype=xp.int64)[None, None, :] == _bins(config, x)[:, :, None]
+    yb = y[:, None, None]
+    hn, hs, hss = (_take(xp, h, flat) for h in (state.hist_n, state.hist_s, state.hist_ss))
+    hn = xp.where(at_bin, hn + 1.0, hn)
+    hs = xp.where(at_bin, hs + yb, hs)
+    hss = xp.where(at_bin, hss + yb * yb, hss)
+    at_hist = at_leaf[:, :, :, None, None]
+    state = state._replace(count=count, mean=mean_all, m2=m2_all,
+                           hist_n=xp.where(at_hist, hn[:, None, None, :, :], state.hist_n),
+                           hist_s=xp.where(at_hist, hs[:, None, None, :, :], state.hist_s),
+                           hist_ss=xp.where(at_hist, hss[:, None, None, :, :], state.hist_ss))
+    seen = xp.sum(hn[:, 0, :], axis=-1)
+    depth = _take(xp, state.depth, flat)
+    due = (seen % config.grace_period == 0) & (depth < config.max_depth)
+    if not bool(xp.any(due)):
+        return state
+    ok, f1, b, children = _split_decision(config, hn, hs, hss, xp.where(due, seen, 1.0), due=due)
+    if not bool(xp.any(ok)):
+        return state
+    c = _take(xp, state.n_nodes, xp.arange(R, dtype=xp.int64) * E + tree, n_lead=2)
+    split_leaf = at_leaf & ok[:, None, None]
+    out = dict(n_nodes=xp.where(at_tree & ok[:, None], (c + 2)[:, None], state.n_nodes),
+               feature=xp.where(split_leaf, f1[:, None, None], state.feature),
+               threshold=xp.where(split_leaf, _threshold(config, b)[:, None, None], state.threshold),
+               child=xp.where(split_leaf, c[:, None, None], state.child))
+    depth_all, count_all, mean_all, m2_all = state.depth, state.count, state.mean, state.m2
+    nodes = xp.arange(M, dtype=xp.int64)[None, None, :]
+    for side, (cn, cmean, cm2) in enumerate(children):
+        at = at_tree[:, :, None] & ok[:, None, None] & (nodes == (c + side)[:, None, None])
+        depth_all = xp.where(at, (depth + 1)[:, None, None], depth_all)
+        count_all = xp.where(at, cn[:, None, None], count_all)
+        mean_all = xp.where(at, cmean[:, None, None], mean_all)
+        m2_all = xp.where(at, cm2[:, None, None], m2_all)
+    return state._replace(depth=depth_all, count=count_all, mean=mean_all, m2=m2_all, **out)
+
+
+def _threshold(config, b):
+    xp = _ns(b)
+    return config.lower + (config.upper - config.lower) * xp.astype(b, xp.float64) / config.n_bins
+
+
+def _split_decision(config, hn, hs, hss, n, due=None):
+    """Which of the leaves with histograms ``hn, hs, hss`` (S, p, B) and ``n`` targets split, and how.
+
+    Returns ``(s, f1, b, children)``: for NumPy (``due`` None) ``s`` are the indices of the splitting
+    leaves and the rest is of those leaves only; otherwise ``s`` is a mask (True where ``due`` and
+    splitting) and the rest covers every leaf.  ``f1`` is the feature, ``b`` the first bin of the second
+    child and ``children`` the ``(count, mean, m2)`` of the two children.
+    """
+    xp = _ns(hn)
+    S = hn.shape[0]
     merit = split_merits(hn, hs, hss)  # (S, p, B - 1)
-    best_b = np.argmax(merit, axis=-1)  # (S, p)
-    per_f = np.take_along_axis(merit, best_b[..., None], axis=-1)[..., 0]  # (S, p)
-    order = np.argsort(-per_f, axis=-1, kind="stable")
+    best_b = xp.argmax(merit, axis=-1)  # (S, p)
+    per_f = xp.take_along_axis(merit, best_b[..., None], axis=-1)[..., 0]  # (S, p)
+    order = xp.argsort(-per_f, axis=-1, stable=True)
     f1 = order[:, 0]
-    g1 = per_f[np.arange(r.size), f1]
-    g2 = per_f[np.arange(r.size), order[:, 1]] if config.n_features > 1 else np.zeros(r.size)
-    g2 = np.maximum(g2, 0.0)
-    eps = config.value_range ** 2 / 4.0 * np.sqrt(math.log(1.0 / config.delta) / (2.0 * n))
+    g1 = _pick(xp, per_f, f1)
+    g2 = _pick(xp, per_f, order[:, 1]) if config.n_features > 1 else xp.zeros(S, dtype=hn.dtype)
+    g2 = xp.maximum(g2, 0.0)
+    eps = config.value_range ** 2 / 4.0 * xp.sqrt(math.log(1.0 / config.delta) / (2.0 * n))
     tie = eps < config.tie_threshold
-    ok = np.isfinite(g1) & (g1 > _ROUND_OFF * config.value_range ** 2) & ((g1 - g2 > eps) | tie)
-    if not np.any(ok):
-        return
-    s = np.flatnonzero(ok)
-    r, e, leaf, f1 = r[s], e[s], leaf[s], f1[s]
-    b = best_b[s, f1] + 1  # children: bins < b and bins >= b
-    c = state.n_nodes[r, e]
-    state.n_nodes[r, e] = c + 2
-    state.feature[r, e, leaf] = f1
-    state.threshold[r, e, leaf] = config.lower + (config.upper - config.lower) * b / config.n_bins
-    state.child[r, e, leaf] = c
-    left = np.arange(config.n_bins)[None, :] < b[:, None]
-    for side, mask in ((0, left), (1, ~left)):
-        cn = np.where(mask, hn[s, f1], 0.0).sum(axis=-1)
-        cs = np.where(mask, hs[s, f1], 0.0).sum(axis=-1)
-        css = np.where(mask, hss[s, f1], 0.0).sum(axis=-1)
-        node = (r, e, c + side)
-        state.depth[node] = state.depth[r, e, leaf] + 1
-        state.count[node] = cn
-        state.mean[node] = cs / cn
-        state.m2[node] = np.maximum(css - cs * cs / cn, 0.0)
+    ok = xp.isfinite(g1) & (g1 > _ROUND_OFF * config.value_range ** 2) & ((g1 - g2 > eps) | tie)
+    if due is None:
+        s = np.flatnonzero(ok)
+        f1, best_b, hn, hs, hss = f1[s], best_b[s], hn[s], hs[s], hss[s]
+    else:
+        s = ok & due
+    b = _pick(xp, best_b, f1) + 1  # children: bins < b and bins >= b
+    hn1, hs1, hss1 = (_pick(xp, h, f1) for h in (hn, hs, hss))  # (S, B)
+    left = xp.arange(config.n_bins, dtype=xp.int64)[None, :] < b[:, None]
+    children = []
+    for mask in (left, ~left):
+        cn = xp.sum(xp.where(mask, hn1, 0.0), axis=-1)
+        cs = xp.sum(xp.where(mask, hs1, 0.0), axis=-1)
+        css = xp.sum(xp.where(mask, hss1, 0.0), axis=-1)
+        cn_div = cn if due is None else xp.where(s, cn, 1.0)  # a leaf that does not split may have an empty side
+        children.append((cn, cs / cn_div, xp.maximum(css - cs * cs / cn_div, 0.0)))
+    return s, f1, b, children

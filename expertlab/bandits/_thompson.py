@@ -62,8 +62,8 @@ def thompson_sampling(kind="bernoulli", *, sigma=1.0, prior=(1.0, 1.0)) -> Learn
     :math:`i`.  Each round, for every arm, the learner draws
     :math:`\theta_i` from its posterior with the engine's counter-based
     variates (Beta draw :math:`i` of the round's
-    learner key: two Marsaglia--Tsang gamma draws; Gaussian: Box--Muller
-    normal :math:`i`), and pulls :math:`\arg\max_i \theta_i` (lowest index
+    learner key: two Marsaglia--Tsang gamma draws whose normal proposals
+    come from a 128-layer ziggurat; Gaussian: Box--Muller normal :math:`i`), and pulls :math:`\arg\max_i \theta_i` (lowest index
     on ties).  Rewards in [0, 1] that are not 0/1 enter the Beta posterior as
     fractional counts; the Bernoulli re-sampling trick of Agrawal & Goyal
     (2012) for general rewards in [0, 1] is not implemented.  With the

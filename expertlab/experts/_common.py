@@ -172,12 +172,3 @@ def _prior_softmax(logits, log_prior, awake=None):
     w = w / xp.where(ok, xp.sum(w, axis=-1, keepdims=True), 1.0)
     fallback = normalise(xp.exp(log_prior), awake)
     return xp.where(ok, w, fallback)
-
-
-def _special(xp):
-    """``scipy.special`` for NumPy arrays, ``cupyx.scipy.special`` for CuPy arrays."""
-    if "cupy" in getattr(xp, "__name__", ""):
-        import cupyx.scipy.special as sp  # pragma: no cover - needs a GPU
-    else:
-        import scipy.special as sp
-    return sp

@@ -15,8 +15,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .._backend import get_namespace
+from .._special import erfcx
 from ..sim._protocol import Learner
-from ._common import _check_prior, _log_prior, _prior_softmax, _special, check_init, check_round, instant_regret
+from ._common import _check_prior, _log_prior, _prior_softmax, check_init, check_round, instant_regret
 
 __all__ = ["squint", "SquintState", "log_squint_evidence"]
 
@@ -50,7 +51,7 @@ def _mills_tail(z, xp):
     return acc
 
 
-def _half_line(alpha, b, xp, sp):
+def _half_line(alpha, b, xp):
     """``(F0, F1)``: ``int_0^inf x^k exp(-alpha x - b x^2) dx`` for k = 0, 1 (alpha, b >= 0, not both 0)."""
     pos_b = b > 0
     sb = xp.sqrt(xp.where(pos_b, b, 1.0))
@@ -58,7 +59,7 @@ def _half_line(alpha, b, xp, sp):
     small = u <= _U_SERIES
     # b-scaled form (u <= 10, so b > 0)
     u_s = xp.where(small, u, 0.0)
-    ex = sp.erfcx(u_s)
+    ex = erfcx(u_s)
     f0_b = (math.sqrt(math.pi) / 2.0) * ex / sb
     f1_b = (1.0 - math.sqrt(math.pi) * u_s * ex) / (2.0 * xp.where(pos_b, b, 1.0))
     # alpha-scaled form (u > 10, so alpha > 0); z = 1/(2u^2) = 2b/alpha^2
@@ -70,7 +71,7 @@ def _half_line(alpha, b, xp, sp):
     return xp.where(small, f0_b, f0_a), xp.where(small, f1_b, f1_a)
 
 
-def _moments(alpha, b, length, xp, sp):
+def _moments(alpha, b, length, xp):
     """``(P0, P1)``: ``int_0^L x^k exp(-alpha x - b x^2) dx`` for k = 0, 1 with alpha, b, L >= 0."""
     # Inputs are 1-D; each branch is evaluated only on the entries that use it.
     rho = alpha * length + b * length * length
@@ -88,8 +89,8 @@ def _moments(alpha, b, length, xp, sp):
     far = ~quad
     if bool(xp.any(far)):  # closed form: half line minus the tail beyond L
         a_c, b_c, l_c = alpha[far], b[far], length[far]
-        f0, f1 = _half_line(a_c, b_c, xp, sp)
-        g0, g1 = _half_line(a_c + 2.0 * b_c * l_c, b_c, xp, sp)
+        f0, f1 = _half_line(a_c, b_c, xp)
+        g0, g1 = _half_line(a_c + 2.0 * b_c * l_c, b_c, xp)
         damp = xp.exp(-rho[far])
         p0[far] = f0 - damp * g0
         p1[far] = f1 - damp * (l_c * g0 + g1)
@@ -132,7 +133,6 @@ def log_squint_evidence(regret, variance):
     0.125
     """
     xp = get_namespace(regret, variance)
-    sp = _special(xp)
     regret = xp.asarray(regret, dtype=xp.float64)
     variance = xp.asarray(variance, dtype=xp.float64)
     regret, variance = xp.broadcast_arrays(regret, variance)
@@ -147,8 +147,8 @@ def log_squint_evidence(regret, variance):
         slope = a - 2.0 * b * s_star  # g'(s*): >= 0 when s* = 1, <= 0 when s* = 0, 0 inside
         alpha_left = xp.maximum(slope, 0.0)
         alpha_right = xp.maximum(-slope, 0.0)
-        l0, l1 = _moments(alpha_left, b, s_star, xp, sp)
-        r0, r1 = _moments(alpha_right, b, 1.0 - s_star, xp, sp)
+        l0, l1 = _moments(alpha_left, b, s_star, xp)
+        r0, r1 = _moments(alpha_right, b, 1.0 - s_star, xp)
         total = (s_star * l0 - l1) + (s_star * r0 + r1)
         return xp.reshape(math.log(0.25) + g_star + xp.log(total), shape)
 

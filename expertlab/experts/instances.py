@@ -279,7 +279,7 @@ def sleeping(base: LossSequence, p_awake: float = 0.5) -> LossSequence:
     def _awake(data, key, t, i):
         prm = data[slot]
         n_exp = int(prm[1])
-        return (uniform(key, np.uint64(n_exp + i)) < prm[0]) | (i == t % n_exp)
+        return (uniform(key, n_exp + i) < prm[0]) | (i == t % n_exp)
 
     return LossSequence(
         name=f"sleeping_{base.name}",

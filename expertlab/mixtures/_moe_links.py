@@ -38,6 +38,7 @@ import numpy as np
 from .._backend import get_namespace
 from .._random import rep_key, round_key, stream_key, uniform
 from .._repr import short_repr
+from .._special import erfc
 from .._validation import as_real_array, check_float, check_in, check_int
 from ._em import _as_array, _finite
 
@@ -61,8 +62,8 @@ def _special(xp):
     return sp
 
 
-def _normal_cdf(z, xp):
-    return 0.5 * _special(xp).erfc(-z / _SQRT2)
+def _normal_cdf(z):
+    return 0.5 * erfc(-z / _SQRT2)
 
 
 def _real(u, name):
@@ -107,7 +108,7 @@ def link_value(u, link):
     if link == "sigmoid":
         return 0.5 * (1.0 + xp.tanh(0.5 * u))
     if link == "gelu":
-        return u * _normal_cdf(u, xp)
+        return u * _normal_cdf(u)
     return u
 
 
@@ -131,7 +132,7 @@ def link_derivative(u, link):
         s = 0.5 * (1.0 + xp.tanh(0.5 * u))
         return s * (1.0 - s)
     if link == "gelu":
-        return _normal_cdf(u, xp) + u * xp.exp(-0.5 * u * u - _LOG_SQRT_2PI)
+        return _normal_cdf(u) + u * xp.exp(-0.5 * u * u - _LOG_SQRT_2PI)
     return xp.ones_like(u)
 
 

@@ -28,27 +28,9 @@ N_REPS = 3
 SEED = 11
 RTOL = 1e-12
 
-#: Pairs whose array path does not run on a strict array-API namespace, with the reason.  All but
-#: ``squint`` are NumPy array code that a CuPy run would reject too; porting them means rewriting
-#: their state updates in ``xp`` (see the module docstring for what that takes).
-_NUMPY_CODE = "NumPy array code: {} (its {} calls NumPy on the run's arrays)"
-NOT_PORTABLE = {
-    # needs a special function the array API does not have
-    "squint": "needs scipy.special.erfcx (cupyx.scipy.special on CuPy); the array API has no erfcx",
-    # NumPy array code, not yet written over xp
-    # (global_thompson is expertise_trees with depth-0 trees: the same Hoeffding-tree code)
-    "expertise_trees": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
-                                          "act and update (np.asarray contexts, normal_array(np, ...); "
-                                          "hoeffding_tree_update writes leaf statistics and histograms in "
-                                          "place by index arrays)"),
-    "global_thompson": _NUMPY_CODE.format("bandits/_expertise_trees.py and bandits/_hoeffding_tree.py",
-                                          "act and update (np.asarray contexts, normal_array(np, ...); "
-                                          "hoeffding_tree_update writes leaf statistics and histograms in "
-                                          "place by index arrays)"),
-    "knn_experts": _NUMPY_CODE.format("bandits/_expertise_trees.py",
-                                      "act and update (np.argpartition, which the array API lacks, and "
-                                      "index-array writes into the ring buffers)"),
-}
+#: Pairs whose array path does not run on a strict array-API namespace, with the reason (a learner
+#: declared NumPy array code would be listed here; none is at present).
+NOT_PORTABLE: dict[str, str] = {}
 
 
 def _all_pairs():
@@ -121,42 +103,69 @@ def test_strict_namespace_rejects_numpy_only_code():
         _run_array_on(xps, bad, env, 5, 2)
 
 
-def _branch_cases():
-    """Runs that reach branches the registered examples do not: ``(id, make, horizon, metrics, min_changes)``."""
-    from expertlab.experts import (hedge, instances, realizable, recent_plays_attack, small_loss_experts,
-                                   sparse_vector_experts)
-
-    h = 60
-    return [
-        # switches to a uniformly drawn leader (noise=False)
-        ("sparse_vector_no_noise", lambda: (sparse_vector_experts(2.0, h, noise=False, threshold=1.0),
-                                            realizable(8, 0.1)), h, None, 1),
-        # more play changes than the switch budget K = 2 in some row: a phase ended (new thresholds and scales)
-        ("small_loss_phases", lambda: (small_loss_experts(2.0, h, threshold=2.0, max_switches=2),
-                                       instances.needle(6, gap=0.2)), h, None, 3),
-        ("small_loss_phases_no_noise", lambda: (small_loss_experts(2.0, h, noise=False, threshold=2.0, max_switches=2),
-                                                instances.needle(6, gap=0.2)), h, None, 3),
-        # a spread p: the adaptive adversary draws the play by inverse CDF; every metric it offers
-        ("recent_plays_attack_spread_p", lambda: (hedge(), recent_plays_attack(6, window=2)), 30,
-         ("regret", "hits", "mixture_regret"), 1),
-    ]
+# --------------------------------------------------------------------------
+# pairs in settings that the registered examples do not reach
 
 
-@pytest.mark.parametrize("case", _branch_cases(), ids=lambda c: c[0])
-def test_strict_branches_beyond_the_examples(case):
-    from expertlab.experts._private_run import played_experts
+def _settings():
+    """``name -> (learner, env, horizon, hook, reached[, metrics])``: ``reached`` is called on what the NumPy
+    run's ``hook`` sees (``"update"``: the new state, ``"act"``: the observation, ``"play"``: the action)."""
+    from expertlab.bandits import expertise_trees, knn_experts, partitioned_expertise
+    from expertlab.experts import (adanormalhedge, hedge, instances, realizable, recent_plays_attack,
+                                   small_loss_experts, sparse_vector_experts)
 
-    _, make, horizon, metrics, min_changes = case
-    learner, env = make()
-    # the case reaches its branch: the NumPy run changes its play often enough in some replication
-    plays = sim.run(learner, env, horizon, n_reps=N_REPS, seed=SEED, backend="numpy",
-                    metrics=[played_experts(horizon)]).final["plays"]
-    assert int(np.max(np.sum(np.diff(plays, axis=1) != 0, axis=1))) >= min_changes
-    ref_metrics, ref_final = _run_array_on(np, learner, env, horizon, N_REPS, SEED, metrics=metrics)
+    grow = lambda st: int(np.asarray(st.n_nodes).max()) > 1  # noqa: E731
+    wrap = lambda st: int(np.asarray(st.filled).max()) > 5  # noqa: E731
+    switched = lambda st: int(np.asarray(st.switches).max()) > 0  # noqa: E731
+    next_phase = lambda st: int(np.asarray(st.phase).max()) > 1  # noqa: E731
+    return {
+        # a switch to a leader drawn uniformly (noise=False; the example runs with noise)
+        "sparse_vector_experts-no-noise": (sparse_vector_experts(2.0, 60, noise=False, threshold=1.0),
+                                           realizable(8, 0.1), 60, "update", switched),
+        # the switch budget of a phase is spent: the next phase's threshold and scales are read
+        "small_loss_experts-phases": (small_loss_experts(2.0, 60, threshold=2.0, max_switches=2),
+                                      instances.needle(6, gap=0.2), 60, "update", next_phase),
+        "small_loss_experts-phases-no-noise": (small_loss_experts(2.0, 60, noise=False, threshold=2.0,
+                                                                  max_switches=2),
+                                               instances.needle(6, gap=0.2), 60, "update", next_phase),
+        # a spread p: the adaptive adversary draws the play by inverse CDF; all three of its metrics
+        "recent_plays_attack-spread-p": (hedge(), recent_plays_attack(6, window=2), 30, "play",
+                                         lambda p: bool(np.any(np.asarray(p).max(axis=1) < 1.0)),
+                                         ("regret", "hits", "mixture_regret")),
+        # the learners' trees split (the examples stop before the first grace period)
+        "expertise_trees-splits": (expertise_trees(max_depth=2, grace_period=10, delta=0.1),
+                                   partitioned_expertise(), 60, "update", grow),
+        # the ring buffers wrap around and hold fewer than k contexts early on
+        "knn_experts-ring-wraps": (knn_experts(k=3, memory=5), partitioned_expertise(), 40, "update", wrap),
+        # sleeping experts: the awake masks come from the instance's own draws
+        "adanormalhedge-sleeping": (adanormalhedge(), instances.sleeping(instances.iid_uniform(4), 0.5), 20, "act",
+                                    lambda awake: not bool(np.all(np.asarray(awake)))),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_settings()))
+def test_strict_array_path_in_other_settings(case):
+    learner, env, horizon, hook, reached, *metrics = _settings()[case]
+    metrics = metrics[0] if metrics else None
+    seen = []
+    if hook == "update":
+        def update(state, *args, **kwargs):
+            new = learner.update(state, *args, **kwargs)
+            seen.append(reached(new))
+            return new
+        spied = learner._replace(update=update)
+    else:
+        def act(state, obs, keys):
+            action, new = learner.act(state, obs, keys)
+            seen.append(reached(obs if hook == "act" else action))
+            return action, new
+        spied = learner._replace(act=act)
+    ref_metrics, ref_final = _run_array_on(np, spied, env, horizon, N_REPS, SEED, metrics=metrics)
+    assert any(seen), f"{case}: the NumPy run never reaches the setting the case is for"
+    assert metrics is None or set(ref_metrics) == set(metrics)
     got_metrics, got_final = _run_array_on(xps, learner, env, horizon, N_REPS, SEED, metrics=metrics)
-    assert ref_metrics and (metrics is None or set(ref_metrics) == set(metrics))
-    _assert_same(ref_metrics, got_metrics, "metrics")
-    _assert_same(ref_final, got_final, "final")
+    _assert_same(ref_metrics, got_metrics, f"{case} metrics")
+    _assert_same(ref_final, got_final, f"{case} final")
 
 
 # --------------------------------------------------------------------------
@@ -191,6 +200,25 @@ def test_planner_on_strict_arrays(solver):
     p, r = _garnet()
     solve = getattr(mdp, solver)
     _same_result(solve(p, r, 0.9), solve(xps.asarray(p), xps.asarray(r), 0.9), solver)
+
+
+@pytest.mark.parametrize("stop", ["sup", "span"])
+def test_planners_gathers_on_strict_arrays(stop):
+    """A kernel with 3 of 32 states per row is iterated by gathers (and the longest runs go on alone)."""
+    from expertlab.mdp import policy_iteration, value_iteration
+    from expertlab.mdp.instances import garnet
+
+    m = garnet(32, 3, 3, n_mdps=5, gamma=0.95, seed=1)
+    p, r = m.transitions, m.rewards
+    _same_result(value_iteration(p, r, 0.95, stop=stop),
+                 value_iteration(xps.asarray(p), xps.asarray(r), 0.95, stop=stop), f"value_iteration[{stop}]")
+    if stop == "sup":
+        _same_result(policy_iteration(p, r, 0.95), policy_iteration(xps.asarray(p), xps.asarray(r), 0.95),
+                     "policy_iteration (gathers)")
+    else:
+        _same_result(policy_iteration(p, r, 0.95, warm_start=1e-2),
+                     policy_iteration(xps.asarray(p), xps.asarray(r), 0.95, warm_start=1e-2),
+                     "policy_iteration (warm start)")
 
 
 @pytest.mark.parametrize("divergence", ["tv", "kl", "chi2"])
@@ -270,10 +298,7 @@ def test_fit_gaussian_mixture_on_strict_arrays(kind):
 
 
 @pytest.mark.parametrize("link, density", [
-    ("tanh", "laplace"), ("sigmoid", "gaussian"), ("linear", "student_t"),
-    pytest.param("gelu", "gaussian", marks=pytest.mark.xfail(
-        raises=TypeError, strict=True, reason="the GELU link needs erfc, which the array API standard lacks (CuPy "
-                                              "takes it from cupyx.scipy.special, other namespaces from SciPy)"))])
+    ("tanh", "laplace"), ("sigmoid", "gaussian"), ("linear", "student_t"), ("gelu", "gaussian")])
 def test_contaminated_moe_em_on_strict_arrays(link, density):
     """The array engine of the contaminated-MoE EM runs on strict arrays and matches the compiled NumPy kernel."""
     from expertlab.mixtures import (ContaminatedMoEParams, FrozenExpert, contaminated_moe_loglik,

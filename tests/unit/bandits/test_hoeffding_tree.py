@@ -139,3 +139,31 @@ def test_bad_update(tree, x, y, match):
     cfg = hoeffding_tree_config(1)
     with pytest.raises(ValueError, match=match):
         hoeffding_tree_update(cfg, hoeffding_tree_init(cfg, 2, 2), tree, x, y)
+
+
+def test_strict_namespace_gives_the_numpy_trees():
+    """Off NumPy the update is written with masks (no index writes): the same trees, splits included, and
+    the input arrays are left as they are; NumPy states are still updated in place."""
+    xps = pytest.importorskip("array_api_strict")
+    n_features = 2
+    cfg = hoeffding_tree_config(n_features, n_bins=8, max_depth=2, grace_period=12, delta=0.1)
+    rng = np.random.default_rng(3)
+    T, R, E = 150, 3, 2
+    x = rng.random((T, R, n_features))
+    y = 0.5 * (x[..., -1] > 0.3) + 0.4 * (x[..., -1] > 0.7) + 0.1 * rng.random((T, R))
+    tree = rng.integers(0, E, size=(T, R))
+    ref, got = hoeffding_tree_init(cfg, R, E), hoeffding_tree_init(cfg, R, E, xp=xps)
+    for t in range(T):
+        before = got
+        leaves = hoeffding_tree_leaves(cfg, got, xps.asarray(x[t])) if t % 2 else None
+        got = hoeffding_tree_update(cfg, got, xps.asarray(tree[t]), xps.asarray(x[t]), xps.asarray(y[t]),
+                                    leaves=leaves)
+        assert hoeffding_tree_update(cfg, ref, tree[t], x[t], y[t]) is ref
+        if t == 0:
+            assert float(xps.sum(before.count)) == 0.0 and float(xps.sum(got.count)) == R
+    assert isinstance(got.count, type(xps.asarray(0.0)))
+    for name, a, b in zip(ref._fields, ref, got):
+        np.testing.assert_array_equal(np.asarray(b), a, err_msg=name)
+    # the check covers splits (on the last feature) down to the depth cap in some trees and not in others
+    assert ref.depth.max() == 2 and set(ref.n_nodes.ravel().tolist()) == {3, 5}
+    assert np.all(ref.feature[..., 0] == n_features - 1)

@@ -101,6 +101,99 @@ def test_value_iteration_cache_blocks_change_nothing(monkeypatch, per_block):
     np.testing.assert_array_equal(blocked.residual_path, expected)
 
 
+def test_span_rule_on_two_absorbing_states_by_hand():
+    """One action; state 0 earns 1 and stays, state 1 earns 0 and stays: V* = (1 / (1 - gamma), 0).  From V_0 = 0,
+    V_k - V_{k-1} = (gamma^(k-1), 0), so the span rule stops at the first k with gamma^(k-1) < eps (1 - gamma) / gamma,
+    and MacQueen's midpoint misses V* by gamma^k / (2 (1 - gamma)) in both states: under eps / 2, and within a
+    factor gamma of it.  A looser threshold, or returning V_k without the midpoint, misses eps / 2."""
+    p = np.array([[[1.0, 0.0]], [[0.0, 1.0]]])
+    r = np.array([[1.0], [0.0]])
+    for gamma, eps in ((0.9, 1e-3), (0.5, 0.3), (0.99, 1e-6), (0.7, 2e-2)):
+        k = 1
+        while not gamma ** (k - 1) < eps * (1 - gamma) / gamma:
+            k += 1
+        res = value_iteration(p, r, gamma, epsilon=eps, stop="span")
+        assert int(res.n_iter) == k and bool(res.converged)
+        err = np.abs(res.values - np.array([1 / (1 - gamma), 0.0]))
+        np.testing.assert_allclose(err, gamma ** k / (2 * (1 - gamma)), rtol=1e-9, atol=1e-12)
+        assert err.max() < eps / 2
+        # the sup rule on the same MDP stops later: gamma^(k-1) < eps (1 - gamma) / (2 gamma)
+        assert int(value_iteration(p, r, gamma, epsilon=eps).n_iter) >= k
+
+
+@pytest.mark.parametrize("n_states,branching", [(12, 3), (48, 3)])  # a dense kernel, and one iterated by gathers
+def test_span_rule_policy_is_epsilon_optimal(n_states, branching):
+    """Against policy iteration's exact V*: the span rule's values lie within eps / 2 of V* and its greedy policy
+    is eps-optimal, on random MDPs, while it stops no later than the sup-norm rule."""
+    for gamma, eps, seed in ((0.9, 1.0, 0), (0.95, 0.3, 1), (0.6, 0.05, 2), (0.99, 1e-3, 3)):
+        m = garnet(n_states, 4, branching, n_mdps=6, gamma=gamma, seed=seed)
+        v_star = policy_iteration(m).values
+        span, sup = value_iteration(m, epsilon=eps, stop="span"), value_iteration(m, epsilon=eps)
+        assert bool(np.all(span.converged)) and bool(np.all(span.n_iter <= sup.n_iter))
+        assert np.abs(span.values - v_star).max() < eps / 2
+        gap = v_star - span.policy_values
+        assert gap.min() > -1e-9 and gap.max() < eps
+
+
+def test_gathers_equal_the_dense_backup(monkeypatch):
+    """A kernel with few nonzero entries per row (some rows with fewer: padded) is iterated by gathers, and the
+    MDPs that run longest go on alone; the answers are those of the dense matrix products up to rounding."""
+    import expertlab.mdp._planning as planning
+
+    m = garnet(40, 3, 4, n_mdps=9, gamma=0.95, seed=5)
+    p = m.transitions.copy()
+    p[0, 3, 1] = 0.0
+    p[0, 3, 1, 7] = 1.0  # one nonzero entry
+    p[4, 5, 0] = 0.0
+    p[4, 5, 0, [1, 2]] = 0.5  # two
+    m = TabularMDP(p, m.rewards, m.gamma)
+    assert planning._gather_kernel(p, m.rewards, m.gamma, np) is not None
+    fast = {stop: value_iteration(m, epsilon=1e-6, stop=stop) for stop in ("sup", "span")}
+    fast_pi = policy_iteration(m)
+    assert len(set(fast["span"].n_iter.tolist())) > 1  # some MDPs stop while others go on
+    monkeypatch.setattr(planning, "_SPARSE_FACTOR", 1000)  # no kernel counts as sparse: dense products
+    assert planning._gather_kernel(p, m.rewards, m.gamma, np) is None
+    for stop, res in fast.items():
+        dense = value_iteration(m, epsilon=1e-6, stop=stop)
+        np.testing.assert_array_equal(res.n_iter, dense.n_iter)
+        np.testing.assert_array_equal(res.policy, dense.policy)
+        np.testing.assert_allclose(res.values, dense.values, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(res.q_values, dense.q_values, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(res.residual_path, dense.residual_path, rtol=0, atol=1e-12)
+    dense_pi = policy_iteration(m)
+    np.testing.assert_array_equal(fast_pi.policy, dense_pi.policy)
+    np.testing.assert_allclose(fast_pi.q_values, dense_pi.q_values, rtol=0, atol=1e-12)
+
+
+def test_value_iteration_without_policy_evaluation():
+    m = garnet(10, 3, 3, n_mdps=3, gamma=0.9, seed=2)
+    full, bare = value_iteration(m, stop="span"), value_iteration(m, stop="span", evaluate_policy=False)
+    assert bare.policy_values is None and bare.policy_residual is None
+    for name in ("values", "q_values", "policy", "bellman_residual", "n_iter", "converged", "residual_path"):
+        np.testing.assert_array_equal(getattr(bare, name), getattr(full, name), err_msg=name)
+    np.testing.assert_array_equal(bare.gap_bound, 2 * full.bellman_residual / (1 - m.gamma))
+    with pytest.raises(ValueError, match="stop"):
+        value_iteration(m, stop="max")
+    with pytest.raises(TypeError, match="evaluate_policy"):
+        value_iteration(m, evaluate_policy=1)
+
+
+@pytest.mark.parametrize("n_states,branching", [(10, 3), (48, 4)])
+def test_policy_iteration_warm_start_ends_at_the_same_optimum(n_states, branching):
+    """Warm-started from value iteration's greedy policy, policy iteration ends with the optimal policy and its
+    exact value (those of the cold start from action 0), in fewer iterations."""
+    m = garnet(n_states, 3, branching, n_mdps=5, gamma=0.95, seed=6)
+    cold, warm = policy_iteration(m), policy_iteration(m, warm_start=1e-2)
+    assert bool(np.all(warm.converged)) and bool(np.all(warm.n_iter < cold.n_iter))
+    np.testing.assert_array_equal(warm.policy, cold.policy)
+    np.testing.assert_allclose(warm.values, cold.values, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(warm.bellman_residual, 0.0, atol=1e-10)
+    with pytest.raises(TypeError, match="policy0 or warm_start"):
+        policy_iteration(m, policy0=np.zeros((5, n_states), dtype=int), warm_start=0.1)
+    with pytest.raises(ValueError, match="warm_start"):
+        policy_iteration(m, warm_start=0.0)
+
+
 def test_policy_iteration_stopped_early_evaluates_its_last_policy():
     m = garnet(12, 4, 3, gamma=0.95, seed=1)
     full = policy_iteration(m)

@@ -89,3 +89,24 @@ def test_registry_rejects_conflicting_claims():
     with pytest.raises(ValueError, match="already registered"):
         sim.register_claims(_claim(name="test.registry", predicted=1.0))
     assert sim.get_claim("test.registry") == c
+
+
+@pytest.mark.parametrize("law", ["power", "power_at_most", "power_at_least"])
+@pytest.mark.parametrize("b", [0.5, 1.0, 1.0 / 3.0, 2.0, -0.5, -1.0])
+def test_exact_power_law_with_zero_tolerance_passes_despite_rounding(law, b):
+    """An exactly constant power law fits its exponent to within rounding (1e-16), which tolerance 0 must accept."""
+    for x in (np.array([10.0, 100.0, 1000.0, 10000.0]), np.geomspace(3.0, 3e4, 9),
+              np.array([1000.0, 2000.0, 4000.0, 8000.0, 16000.0, 32000.0])):
+        y = np.repeat((3.7 * x ** b)[:, None], 4, axis=1)
+        chk = check_rate(RateClaim("t.exact", "regret", "T", law, b, 0.0, source="test"), x, y)
+        assert abs(chk.fitted - b) < 1e-14
+        assert chk.passed, (law, b, chk.fitted)
+
+
+@pytest.mark.parametrize("b_true, law", [(0.5 + 1e-6, "power"), (0.5 + 1e-6, "power_at_most"),
+                                         (0.5 - 1e-6, "power"), (0.5 - 1e-6, "power_at_least")])
+def test_zero_tolerance_still_rejects_a_slightly_wrong_exponent(b_true, law):
+    x = np.geomspace(10.0, 1e4, 7)
+    y = np.repeat((2.0 * x ** b_true)[:, None], 4, axis=1)
+    chk = check_rate(RateClaim("t.off", "regret", "T", law, 0.5, 0.0, source="test"), x, y)
+    assert not chk.passed, chk.fitted
