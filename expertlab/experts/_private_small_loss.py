@@ -24,7 +24,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from .. import _random
-from .._random import uniform
+from .._random import f64, uniform
 from .._repr import short_repr
 from .._validation import check_float, check_int
 from ..sim._losses import LossSequence
@@ -353,12 +353,12 @@ def _small_loss_cost(params, n, horizon) -> PrivacyCost:
 @register_jitable
 def _small_loss_hit(data, t, i):
     b = data[1]  # (best, best_loss)
-    return (i == b[0]) * (t < b[1]) * 1.0
+    return f64(i == b[0]) * f64(t < b[1])
 
 
 @register_jitable
 def _small_loss_loss(data, key, t, i):
-    return (uniform(key, np.uint64(i)) < data[0][i]) * 1.0 + _small_loss_hit(data, t, i)
+    return f64(uniform(key, i) < data[0][i]) + _small_loss_hit(data, t, i)
 
 
 @register_jitable

@@ -112,7 +112,7 @@ def _settings():
     run's ``hook`` sees (``"update"``: the new state, ``"act"``: the observation, ``"play"``: the action)."""
     from expertlab.bandits import expertise_trees, knn_experts, partitioned_expertise
     from expertlab.experts import (adanormalhedge, hedge, instances, realizable, recent_plays_attack,
-                                   small_loss_experts, sparse_vector_experts)
+                                   small_loss_experts, small_loss_instance, sparse_vector_experts)
 
     grow = lambda st: int(np.asarray(st.n_nodes).max()) > 1  # noqa: E731
     wrap = lambda st: int(np.asarray(st.filled).max()) > 5  # noqa: E731
@@ -128,6 +128,10 @@ def _settings():
         "small_loss_experts-phases-no-noise": (small_loss_experts(2.0, 60, noise=False, threshold=2.0,
                                                                   max_switches=2),
                                                instances.needle(6, gap=0.2), 60, "update", next_phase),
+        # the small-loss learner on its own instance (the best expert loses in its first rounds only)
+        "small_loss_experts-small_loss_instance": (
+            small_loss_experts(2.0, 40), small_loss_instance(6, 0.5, best_loss=5), 40, "update",
+            lambda st: float(np.asarray(st.cum)[:, 0].max()) > 0, ("regret", "pseudo_regret")),
         # a spread p: the adaptive adversary draws the play by inverse CDF; all three of its metrics
         "recent_plays_attack-spread-p": (hedge(), recent_plays_attack(6, window=2), 30, "play",
                                          lambda p: bool(np.any(np.asarray(p).max(axis=1) < 1.0)),
