@@ -39,8 +39,15 @@ def take_rows(a, idx):
 
 
 def one_hot(cur, n):
-    """The ``(n_reps, n)`` float64 play of the experts ``cur`` ``(n_reps,)``, as a comparison (no scatter)."""
-    xp = run_ns(cur)
+    """The ``(n_reps, n)`` float64 play of the experts ``cur`` ``(n_reps,)``.
+
+    A scatter on NumPy arrays; a comparison elsewhere (the array API has no index assignment).
+    """
+    if isinstance(cur, np.ndarray):
+        p = np.zeros((cur.shape[0], n))
+        p[np.arange(cur.shape[0]), cur] = 1.0
+        return p
+    xp = get_namespace(cur)
     return xp.astype(cur[:, None] == xp.arange(n, dtype=cur.dtype)[None, :], xp.float64)
 
 

@@ -122,14 +122,17 @@ class AdaptiveAdversary(Environment):
             u = _random.uniform(_random.round_key(state.play_key, tt), np.uint64(0))
         recent = state.recent
         loss = _mark_remembered(loss, recent)
-        play = xp.astype(xp.argmax(p, axis=1), xp.int64)  # a one-hot row plays its expert (as the inverse CDF)
+        play = xp.argmax(p, axis=1)  # a one-hot row plays its expert (what the inverse CDF gives it)
+        if play.dtype != xp.int64:
+            play = xp.astype(play, xp.int64)
         spread = take_rows(p, play[:, None])[:, 0] != total
         if bool(xp.any(spread)):  # inverse CDF of the uniform u on the rows that are not one-hot
             below = xp.cumulative_sum(p, axis=1) < (u * total)[:, None]
             drawn = xp.minimum(xp.sum(xp.astype(below, xp.int64), axis=1), n - 1)
             play = xp.where(spread, drawn, play)
         hit = xp.any(recent == play[:, None], axis=1)
-        recent = xp.where(xp.arange(self.window)[None, :] == t % self.window, play[:, None], recent)
+        recent = xp.asarray(recent, copy=True)  # a new state; a column write is basic indexing
+        recent[:, t % self.window] = play
         info = {"p": p, "loss": loss, "play": play, "hit": hit}
         return AttackState(state.coin_key, state.play_key, recent), FullFeedback(loss, None), info
 
