@@ -54,7 +54,7 @@ def _register() -> None:
     sim.register_learner("memory_bounded", memory_bounded, family="experts", feedback="full",
                          example=lambda: (memory_bounded(memory=2, horizon=40), instances.needle(6, gap=0.2), 40))
     _document_claims(memory_bounded, "memory_bounded")
-    # memory against an adaptive adversary; private experts (one-hot plays, NumPy code)
+    # memory against an adaptive adversary; private experts (one-hot plays)
     sim.register_learner("memory_adaptive", memory_adaptive, family="experts", feedback="full",
                          example=lambda: (memory_adaptive(4, epoch=8), recent_plays_attack(8, window=2), 40))
     for name, factory, make in (

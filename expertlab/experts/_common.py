@@ -19,7 +19,36 @@ import numpy as np
 from .._backend import asnumpy, get_namespace
 from .._validation import as_real_array, check_awake, check_losses, check_int
 
-__all__ = ["instant_regret", "masked_softmax", "normalise", "check_round", "check_init", "check_record"]
+__all__ = ["instant_regret", "masked_softmax", "normalise", "check_round", "check_init", "check_record", "run_ns",
+           "take_rows", "one_hot"]
+
+
+def run_ns(a):
+    """The namespace of the run array ``a``: NumPy itself for a NumPy array, else its array-API namespace."""
+    return np if isinstance(a, np.ndarray) else get_namespace(a)
+
+
+def take_rows(a, idx):
+    """``a[r, idx[r, j]]`` for every row ``r``: ``a`` ``(n_reps, m)``, ``idx`` integer ``(n_reps, k)``.
+
+    ``take_along_axis`` on axis 1; on NumPy arrays the equal advanced index, which has less overhead per call.
+    """
+    if isinstance(a, np.ndarray):
+        return a[np.arange(a.shape[0])[:, None], idx]
+    return get_namespace(a).take_along_axis(a, idx, axis=1)
+
+
+def one_hot(cur, n):
+    """The ``(n_reps, n)`` float64 play of the experts ``cur`` ``(n_reps,)``.
+
+    A scatter on NumPy arrays; a comparison elsewhere (the array API has no index assignment).
+    """
+    if isinstance(cur, np.ndarray):
+        p = np.zeros((cur.shape[0], n))
+        p[np.arange(cur.shape[0]), cur] = 1.0
+        return p
+    xp = get_namespace(cur)
+    return xp.astype(cur[:, None] == xp.arange(n, dtype=cur.dtype)[None, :], xp.float64)
 
 
 def check_record(name, params) -> None:

@@ -25,7 +25,8 @@ from .. import _random
 from .._validation import check_array_size, check_int, check_losses
 from ..sim._losses import FullFeedback
 from ..sim._protocol import EnvSpec, Environment, Learner, Metric
-from ._common import check_init, check_record
+from ._common import check_init, check_record, one_hot, take_rows
+from ._common import run_ns as _ns
 from ._memory_bounded import _n_new, _refill
 
 __all__ = ["AdaptiveAdversary", "AttackState", "recent_plays_attack", "memory_adaptive", "MemoryAdaptiveState"]
@@ -97,37 +98,40 @@ class AdaptiveAdversary(Environment):
         return EnvSpec(feedback="full", unit="round", n_actions=self.n_experts)
 
     def reset(self, n_reps, keys, xp):
-        keys = np.asarray(keys, dtype=np.uint64)
+        keys = xp.asarray(keys, dtype=xp.uint64)
         with np.errstate(over="ignore"):
             ak = _random.stream_key(keys, _ADV_STREAM)
             pk = _random.stream_key(keys, _PLAY_STREAM)
-        return AttackState(ak, pk, np.full((keys.shape[0], self.window), -1, dtype=np.int64))
+        return AttackState(ak, pk, xp.full((keys.shape[0], self.window), -1, dtype=xp.int64))
 
     def step(self, state, p, t, keys):
         n_reps, n = state.recent.shape[0], self.n_experts
         if not hasattr(p, "shape") or tuple(p.shape) != (n_reps, n):
             raise ValueError(f"p must have shape {(n_reps, n)}, got {getattr(p, 'shape', type(p).__name__)}")
-        p = np.asarray(p, dtype=np.float64)
-        total = p.sum(axis=1)
-        if not (np.all(np.isfinite(total)) and np.all(total > 0) and p.min() >= 0):
+        xp = _ns(state.recent)
+        p = xp.asarray(p)
+        if p.dtype != xp.float64:
+            p = xp.astype(p, xp.float64)
+        total = xp.sum(p, axis=1)
+        if not (bool(xp.all(xp.isfinite(total))) and bool(xp.all(total > 0)) and float(xp.min(p)) >= 0):
             raise ValueError("p must hold probabilities: finite, non-negative, positive in every row")
-        idx = np.arange(n, dtype=np.uint64)[None, :]
+        idx = xp.arange(n, dtype=xp.uint64)[None, :]
         tt = np.uint64(t)
         with np.errstate(over="ignore"):
-            loss = (_random.uniform(_random.round_key(state.coin_key, tt)[:, None], idx) < 0.5).astype(np.float64)
+            loss = xp.astype(_random.uniform(_random.round_key(state.coin_key, tt)[:, None], idx) < 0.5, xp.float64)
             u = _random.uniform(_random.round_key(state.play_key, tt), np.uint64(0))
         recent = state.recent
-        rows = np.arange(n_reps)
-        marked = recent >= 0
-        loss[np.broadcast_to(rows[:, None], recent.shape)[marked], recent[marked]] = 1.0
-        play = np.argmax(p, axis=1)  # a one-hot row plays its expert (what the inverse CDF below gives it)
-        spread = np.flatnonzero(p[rows, play] != total)
-        if spread.size:  # inverse CDF of the uniform u on the rows that are not one-hot
-            q = p[spread]
-            play[spread] = np.minimum((np.cumsum(q, axis=1) < (u[spread] * total[spread])[:, None]).sum(axis=1),
-                                      n - 1)
-        hit = np.any(recent == play[:, None], axis=1)
-        recent = recent.copy()
+        loss = _mark_remembered(loss, recent)
+        play = xp.argmax(p, axis=1)  # a one-hot row plays its expert (what the inverse CDF gives it)
+        if play.dtype != xp.int64:
+            play = xp.astype(play, xp.int64)
+        spread = take_rows(p, play[:, None])[:, 0] != total
+        if bool(xp.any(spread)):  # inverse CDF of the uniform u on the rows that are not one-hot
+            below = xp.cumulative_sum(p, axis=1) < (u * total)[:, None]
+            drawn = xp.minimum(xp.sum(xp.astype(below, xp.int64), axis=1), n - 1)
+            play = xp.where(spread, drawn, play)
+        hit = xp.any(recent == play[:, None], axis=1)
+        recent = xp.asarray(recent, copy=True)  # a new state; a column write is basic indexing
         recent[:, t % self.window] = play
         info = {"p": p, "loss": loss, "play": play, "hit": hit}
         return AttackState(state.coin_key, state.play_key, recent), FullFeedback(loss, None), info
@@ -136,32 +140,51 @@ class AdaptiveAdversary(Environment):
         return {"regret": _played_regret_metric(), "hits": _hits_metric(), "mixture_regret": _mixture_metric()}
 
 
+def _mark_remembered(loss, recent):
+    """``loss`` (fresh, ``(n_reps, n)``) with 1 on each row's remembered plays (``-1``, an empty slot, is none)."""
+    if isinstance(loss, np.ndarray):  # in place on NumPy; other namespaces have no index assignment
+        marked = recent >= 0
+        rows = np.broadcast_to(np.arange(recent.shape[0])[:, None], recent.shape)
+        loss[rows[marked], recent[marked]] = 1.0
+        return loss
+    xp = _ns(recent)
+    hit = xp.any(recent[:, :, None] == xp.arange(loss.shape[1], dtype=recent.dtype)[None, None, :], axis=1)
+    return xp.where(hit, 1.0, loss)
+
+
 def _played_regret_metric() -> Metric:
     def init(n_reps, xp):
-        return (np.zeros(n_reps), None)
+        return (xp.zeros(n_reps), None)
 
     def update(acc, info, t):
         own, L = acc
         loss = info["loss"]
-        return (own + loss[np.arange(loss.shape[0]), info["play"]], loss + 0.0 if L is None else L + loss)
+        return (own + take_rows(loss, info["play"][:, None])[:, 0], loss + 0.0 if L is None else L + loss)
 
-    return Metric("regret", init, update, lambda acc: acc[0] - acc[1].min(axis=1),
-                  lambda acc: {"expert_regret": acc[0][:, None] - acc[1]})
+    def read(acc):
+        return acc[0] - _ns(acc[1]).min(acc[1], axis=1)
+
+    return Metric("regret", init, update, read, lambda acc: {"expert_regret": acc[0][:, None] - acc[1]})
 
 
 def _hits_metric() -> Metric:
-    return Metric("hits", lambda n_reps, xp: np.zeros(n_reps), lambda acc, info, t: acc + info["hit"],
-                  lambda acc: acc)
+    def update(acc, info, t):
+        hit = info["hit"]
+        return acc + _ns(hit).astype(hit, acc.dtype)
+
+    return Metric("hits", lambda n_reps, xp: xp.zeros(n_reps), update, lambda acc: acc)
 
 
 def _mixture_metric() -> Metric:
     def update(acc, info, t):
         mix, L = acc
         loss = info["loss"]
-        return (mix + np.sum(info["p"] * loss, axis=1), loss + 0.0 if L is None else L + loss)
+        return (mix + _ns(loss).sum(info["p"] * loss, axis=1), loss + 0.0 if L is None else L + loss)
 
-    return Metric("mixture_regret", lambda n_reps, xp: (np.zeros(n_reps), None), update,
-                  lambda acc: acc[0] - acc[1].min(axis=1))
+    def read(acc):
+        return acc[0] - _ns(acc[1]).min(acc[1], axis=1)
+
+    return Metric("mixture_regret", lambda n_reps, xp: (xp.zeros(n_reps), None), update, read)
 
 
 def recent_plays_attack(n_experts: int, window: int | None = None) -> AdaptiveAdversary:
@@ -307,36 +330,34 @@ def memory_adaptive(memory: int, *, horizon: int | None = None, epoch: int | Non
         return epoch if epoch is not None else memory * max(1, math.ceil(horizon / (6 * n)))
 
     def _shuffle(pool, key, e):
+        xp = _ns(pool)
         with np.errstate(over="ignore"):
             k = _random.round_key(_random.stream_key(key, _ORDER_STREAM), np.uint64(e))
-            u = _random.uniform(k[:, None], np.arange(pool.shape[1], dtype=np.uint64)[None, :])
-        return np.take_along_axis(pool, np.argsort(u, axis=1, kind="stable"), axis=1)
+            u = _random.uniform(k[:, None], xp.arange(pool.shape[1], dtype=xp.uint64)[None, :])
+        return xp.take_along_axis(pool, xp.argsort(u, axis=1, stable=True), axis=1)
 
     def _epoch_key(key, e):
         with np.errstate(over="ignore"):
             return _random.round_key(key, np.uint64(e))
 
     def init(spec, n_reps, keys, xp=np):
-        if xp is not np:
-            raise ValueError("memory_adaptive is NumPy array code; run it with backend='numpy' (or 'auto')")
         n_reps, n = check_init(n_reps, spec)
-        keys = np.asarray(keys)
-        if keys.dtype != np.uint64 or keys.shape != (n_reps,):
+        if xp is np and not isinstance(keys, np.ndarray):
+            keys = np.asarray(keys)
+        if keys.dtype != xp.uint64 or tuple(keys.shape) != (n_reps,):
             raise ValueError(f"keys must be a uint64 array of shape ({n_reps},), got {keys.dtype} of shape "
-                             f"{keys.shape}")
+                             f"{tuple(keys.shape)}")
+        keys = xp.asarray(keys)
         if memory > n:
             raise ValueError(f"memory must be <= n_experts = {n}, got memory={memory}")
-        pool = _refill(np.full((n_reps, memory), -1, dtype=np.int64), _epoch_key(keys, 0), n, np)
-        return MemoryAdaptiveState(np.zeros(n_reps, dtype=np.int64), np.full(n_reps, n, dtype=np.int64), keys,
-                                   _shuffle(pool, keys, 0), np.zeros((n_reps, memory)))
+        pool = _refill(xp.full((n_reps, memory), -1, dtype=xp.int64), _epoch_key(keys, 0), n, xp)
+        return MemoryAdaptiveState(xp.zeros(n_reps, dtype=xp.int64), xp.full(n_reps, n, dtype=xp.int64), keys,
+                                   _shuffle(pool, keys, 0), xp.zeros((n_reps, memory)))
 
     def act(state, awake=None, keys=None):
         if awake is not None:
             raise ValueError("awake: memory_adaptive does not support sleeping experts (awake must be None)")
-        n_reps = state.pool.shape[0]
-        p = np.zeros((n_reps, int(state.n_experts[0])))
-        p[np.arange(n_reps), state.pool[:, int(state.t[0]) % memory]] = 1.0
-        return p, state
+        return one_hot(state.pool[:, int(state.t[0]) % memory], int(state.n_experts[0])), state
 
     def update(state, p, feedback, keys=None):
         loss, awake = feedback
@@ -346,20 +367,21 @@ def memory_adaptive(memory: int, *, horizon: int | None = None, epoch: int | Non
         if not (isinstance(loss, np.ndarray) and loss.shape == (n_reps, n) and 0.0 <= loss.min()
                 and loss.max() <= 1.0):  # min/max propagate NaN: the full check then gives the precise error
             check_losses(loss, (n_reps, n), "loss")
-        loss = np.asarray(loss, dtype=np.float64)
-        rows = np.arange(n_reps)[:, None]
-        epoch_loss = state.epoch_loss + loss[rows, state.pool]
+        xp = _ns(state.pool)
+        loss = xp.asarray(loss)
+        if loss.dtype != xp.float64:
+            loss = xp.astype(loss, xp.float64)
+        epoch_loss = state.epoch_loss + take_rows(loss, state.pool)
         t, pool, B = state.t + 1, state.pool, length(n)
         if int(t[0]) % B == 0:
             e = int(t[0]) // B
             n_new = _n_new(memory, n)
-            order = np.argsort(epoch_loss, axis=1, kind="stable")
-            pool = np.take_along_axis(pool, order, axis=1)
-            if n_new > 0:
-                pool[:, memory - n_new:] = -1
-                pool = _refill(pool, _epoch_key(state.key, e), n, np)
+            pool = xp.take_along_axis(pool, xp.argsort(epoch_loss, axis=1, stable=True), axis=1)
+            if n_new > 0:  # empty the worst slots, then refill them
+                pool = xp.where(xp.arange(memory)[None, :] >= memory - n_new, -1, pool)
+                pool = _refill(pool, _epoch_key(state.key, e), n, xp)
             pool = _shuffle(pool, state.key, e)
-            epoch_loss = np.zeros_like(epoch_loss)
+            epoch_loss = xp.zeros_like(epoch_loss)
         return MemoryAdaptiveState(t, state.n_experts, state.key, pool, epoch_loss)
 
     return Learner(name="memory_adaptive", feedback="full", init=init, act=act, update=update, params=params,

@@ -11,8 +11,8 @@ with the same seed.  Privacy is with respect to changing the loss vector of
 one round; the adversary is oblivious.  Each learner refuses a run longer
 than the horizon it was calibrated for, and
 :func:`~expertlab.experts.privacy_cost` composes the cost of the releases a
-run makes.  The learners are
-NumPy array code (no compiled kernel, no CuPy path).
+run makes.  The learners are array code over the run's namespace ``xp``
+(NumPy, or CuPy with ``backend="cupy"``); they have no compiled kernel.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ import numpy as np
 from .. import _random
 from .._validation import check_float, check_int
 from ..sim._protocol import Learner
+from ._common import one_hot, take_rows
+from ._common import run_ns as _ns
 from ._private_baselines import NoisyFTPLState, TreeFTRLState, noisy_ftpl, tree_ftrl
-from ._private_run import (_budget, _check_horizon, _laplace, _no_awake, _one_hot, _round, _start, _total,
+from ._private_run import (_budget, _check_horizon, _laplace, _no_awake, _round, _start, _total,
                            audit_private, privacy_cost, realizable)
 from ._privacy import PrivacyCost, exponential_mechanism_epsilon, per_step_epsilon, sparse_vector_epsilon
 
@@ -168,41 +170,41 @@ def sparse_vector_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta:
         _, b1, _, _, _ = _sv_scales(params, n_experts)
         with np.errstate(over="ignore"):
             k0 = _random.stream_key(keys, _INIT_SALT)
-            u = _random.uniform(k0[:, None], np.arange(2, dtype=np.uint64)[None, :])
-        cur = np.minimum((u[:, 0] * n_experts).astype(np.int64), n_experts - 1)
-        rho = _laplace(u[:, 1], b1) if noise else np.zeros(n_reps)
-        zeros = np.zeros(n_reps, dtype=np.int64)
-        return SparseVectorState(zeros, cur, zeros.copy(), rho, np.zeros((n_reps, n_experts)))
+            u = _random.uniform(k0[:, None], xp.arange(2, dtype=xp.uint64)[None, :])
+        cur = xp.minimum(xp.astype(u[:, 0] * n_experts, xp.int64), n_experts - 1)
+        rho = _laplace(u[:, 1], b1) if noise else xp.zeros(n_reps)
+        zeros = xp.zeros(n_reps, dtype=xp.int64)
+        return SparseVectorState(zeros, cur, xp.zeros_like(zeros), rho, xp.zeros((n_reps, n_experts)))
 
     def act(state, awake=None, keys=None):
         _no_awake(name, awake)
-        return _one_hot(state.cur, state.cum.shape[1]), state
+        return one_hot(state.cur, state.cum.shape[1]), state
 
     def update(state, p, feedback, keys):
         n_reps, n = state.cum.shape
         loss = _round(name, horizon, state.t, feedback, (n_reps, n), keys)
+        xp = _ns(state.cum)
         k, b1, b2, eta, tau = _sv_scales(params, n)
         cum = state.cum + loss
-        rows = np.arange(n_reps)
         with np.errstate(over="ignore"):
             nu = _laplace(_random.uniform(keys, np.uint64(0)), b2) if noise else 0.0
-        above = (state.switches < k) & (cum[rows, state.cur] + nu >= tau + state.rho)
+        above = (state.switches < k) & (take_rows(cum, state.cur[:, None])[:, 0] + nu
+                                        >= tau + state.rho)
         cur, rho = state.cur, state.rho
-        if np.any(above):  # draws 1 (new rho) and 2.. (Gumbels), made only where they are used
-            sel = np.flatnonzero(above)
+        if bool(xp.any(above)):
+            # draws 1 (new rho) and 2.. (Gumbels), kept only in the rows that switch (the draws of a row are
+            # a function of its key alone, so computing them in every row changes no value)
             with np.errstate(over="ignore"):
-                u = _random.uniform(keys[sel][:, None], np.arange(1, n + 2, dtype=np.uint64)[None, :])
-            c = cum[sel]
+                u = _random.uniform(keys[:, None], xp.arange(1, n + 2, dtype=xp.uint64)[None, :])
             if noise:
-                score = -eta * c - np.log(-np.log(u[:, 1:]))
+                score = -eta * cum - xp.log(-xp.log(u[:, 1:]))
             else:  # uniform among the current leaders
-                score = np.where(c <= c.min(axis=1, keepdims=True), u[:, 1:], -1.0)
-            cur = cur.copy()
-            cur[sel] = np.argmax(score, axis=1)
+                score = xp.where(cum <= xp.min(cum, axis=1, keepdims=True), u[:, 1:], -1.0)
+            cur = xp.where(above, xp.astype(xp.argmax(score, axis=1), cur.dtype), cur)
             if noise:
-                rho = rho.copy()
-                rho[sel] = _laplace(u[:, 0], b1)
-        return SparseVectorState(state.t + 1, cur, state.switches + above, rho, cum)
+                rho = xp.where(above, _laplace(u[:, 0], b1), rho)
+        return SparseVectorState(state.t + 1, cur, state.switches + xp.astype(above, state.switches.dtype), rho,
+                                 cum)
 
     return Learner(name=name, feedback="full", init=init, act=act, update=update, params=params,
                    doc=sparse_vector_experts.__doc__)

@@ -13,7 +13,9 @@ import numpy as np
 
 from .. import _random
 from ..sim._protocol import Learner
-from ._private_run import _budget, _check_horizon, _laplace, _no_awake, _one_hot, _round, _start, _total
+from ._common import one_hot
+from ._common import run_ns as _ns
+from ._private_run import _budget, _check_horizon, _laplace, _no_awake, _round, _start, _total
 from ._privacy import PrivacyCost, per_step_epsilon, report_noisy_max_epsilon, tree_mechanism_epsilon
 
 __all__ = ["noisy_ftpl", "NoisyFTPLState", "tree_ftrl", "TreeFTRLState"]
@@ -83,14 +85,16 @@ def noisy_ftpl(epsilon: float = 1.0, horizon: int = 10_000, *, delta: float = 0.
 
     def init(spec, n_reps, keys, xp=np):
         n_reps, n_experts, _ = _start(name, horizon, spec, n_reps, keys, xp)
-        return NoisyFTPLState(np.zeros(n_reps, dtype=np.int64), np.zeros((n_reps, n_experts)))
+        return NoisyFTPLState(xp.zeros(n_reps, dtype=xp.int64), xp.zeros((n_reps, n_experts)))
 
     def act(state, awake=None, keys=None):
         _no_awake(name, awake)
         n = state.cum.shape[1]
+        xp = _ns(state.cum)
+        keys = xp.asarray(keys, dtype=xp.uint64)
         with np.errstate(over="ignore"):
-            u = _random.uniform(np.asarray(keys, dtype=np.uint64)[:, None], np.arange(n, dtype=np.uint64)[None, :])
-        return _one_hot(np.argmin(state.cum + _laplace(u, b), axis=1), n), state
+            u = _random.uniform(keys[:, None], xp.arange(n, dtype=xp.uint64)[None, :])
+        return one_hot(xp.argmin(state.cum + _laplace(u, b), axis=1), n), state
 
     def update(state, p, feedback, keys):
         loss = _round(name, horizon, state.t, feedback, state.cum.shape, keys)
@@ -177,33 +181,39 @@ def tree_ftrl(epsilon: float = 1.0, horizon: int = 10_000) -> Learner:
 
     def init(spec, n_reps, keys, xp=np):
         n_reps, n_experts, _ = _start(name, horizon, spec, n_reps, keys, xp)
-        z = np.zeros((n_reps, levels, n_experts))
-        return TreeFTRLState(np.zeros(n_reps, dtype=np.int64), z, z.copy())
+        z = xp.zeros((n_reps, levels, n_experts))
+        return TreeFTRLState(xp.zeros(n_reps, dtype=xp.int64), z, xp.zeros_like(z))
 
     def act(state, awake=None, keys=None):
         _no_awake(name, awake)
         n_reps, _, n = state.alpha.shape
+        xp = _ns(state.alpha)
         t = int(state.t[0])
         if t == 0:
             with np.errstate(over="ignore"):
-                u = _random.uniform(np.asarray(keys, dtype=np.uint64), np.uint64(0))
-            return _one_hot(np.minimum((u * n).astype(np.int64), n - 1), n), state
-        bits = np.array([(t >> j) & 1 for j in range(levels)], dtype=float)
-        return _one_hot(np.argmin(np.einsum("j,rjn->rn", bits, state.alpha_hat), axis=1), n), state
+                u = _random.uniform(xp.asarray(keys, dtype=xp.uint64), np.uint64(0))
+            return one_hot(xp.minimum(xp.astype(u * n, xp.int64), n - 1), n), state
+        # the noisy prefix sum: the released nodes of the levels whose bit is set in t, added from level 0 up
+        total = None
+        for j in range(levels):
+            if (t >> j) & 1:
+                total = state.alpha_hat[:, j, :] if total is None else total + state.alpha_hat[:, j, :]
+        return one_hot(xp.argmin(total, axis=1), n), state
 
     def update(state, p, feedback, keys):
         n_reps, _, n = state.alpha.shape
         loss = _round(name, horizon, state.t, feedback, (n_reps, n), keys)
+        xp = _ns(state.alpha)
         m = int(state.t[0]) + 1
         i = (m & -m).bit_length() - 1
-        alpha = state.alpha.copy()
-        alpha_hat = state.alpha_hat.copy()
-        alpha[:, i] = alpha[:, :i].sum(axis=1) + loss
-        alpha[:, :i] = 0.0
+        # level i receives the completed node, the levels below it are emptied, the others are kept
+        node = xp.sum(state.alpha[:, :i, :], axis=1) + loss
         with np.errstate(over="ignore"):
-            u = _random.uniform(keys[:, None], np.arange(1, n + 1, dtype=np.uint64)[None, :])
-        alpha_hat[:, i] = alpha[:, i] + _laplace(u, _tree_scale(params, n))
-        alpha_hat[:, :i] = 0.0
+            u = _random.uniform(keys[:, None], xp.arange(1, n + 1, dtype=xp.uint64)[None, :])
+        node_hat = node + _laplace(u, _tree_scale(params, n))
+        below = xp.zeros((n_reps, i, n))
+        alpha = xp.concat([below, node[:, None, :], state.alpha[:, i + 1:, :]], axis=1)
+        alpha_hat = xp.concat([below, node_hat[:, None, :], state.alpha_hat[:, i + 1:, :]], axis=1)
         return TreeFTRLState(state.t + 1, alpha, alpha_hat)
 
     return Learner(name=name, feedback="full", init=init, act=act, update=update, params=params,

@@ -45,6 +45,7 @@ from ..sim._engine import run as _sim_run
 from ..sim._losses import LossSequence
 from ..sim._protocol import Learner, Metric
 from ._common import check_init
+from ._common import run_ns as _ns
 from ._privacy import PrivacyCost, compose_advanced, compose_basic
 from .instances import _bernoulli_loss, _bernoulli_mean, _check_n_experts, loss_matrix
 
@@ -62,8 +63,9 @@ def _accountants() -> Mapping[str, Callable[[Mapping, int, int], PrivacyCost]]:
 
 
 def _laplace(u, scale):
-    """Laplace(0, scale) by inverse CDF of ``u`` in (0, 1)."""
-    return np.where(u < 0.5, scale * np.log(2.0 * u), -scale * np.log(2.0 * (1.0 - u)))
+    """Laplace(0, scale) by inverse CDF of ``u`` in (0, 1); ``scale`` a Python float or an array like ``u``."""
+    xp = _ns(u)
+    return xp.where(u < 0.5, scale * xp.log(2.0 * u), -scale * xp.log(2.0 * (1.0 - u)))
 
 
 def _check_horizon(horizon) -> int:
@@ -90,11 +92,15 @@ def _total(per_step: PrivacyCost, k: int, delta: float) -> PrivacyCost:
     return adv if adv.epsilon < basic.epsilon else basic
 
 
-def _check_keys(keys, n_reps, name="keys"):
-    keys = np.asarray(keys)
-    if keys.dtype != np.uint64 or keys.shape != (n_reps,):
+def _check_keys(keys, n_reps, name="keys", xp=None):
+    """``keys`` as a ``uint64`` array of shape ``(n_reps,)``, in namespace ``xp`` (default: that of ``keys``,
+    NumPy for a list)."""
+    if xp is None:
+        xp = np if isinstance(keys, np.ndarray) or not hasattr(keys, "__array_namespace__") else _ns(keys)
+    keys = xp.asarray(keys)
+    if keys.dtype != xp.uint64 or tuple(keys.shape) != (n_reps,):
         raise ValueError(f"{name} must be a uint64 array of shape ({n_reps},), got {keys.dtype} of shape "
-                         f"{keys.shape}")
+                         f"{tuple(keys.shape)}")
     return keys
 
 
@@ -108,14 +114,12 @@ def _start(name: str, calibrated: int, spec, n_reps, keys, xp, why: str = _NOISE
     :func:`expertlab.sim.run`; ``spec`` may also be the number of experts when driving by hand); ``why``
     says what the horizon sets.
     """
-    if xp is not np:
-        raise ValueError(f"{name} is NumPy array code; run it with backend='numpy' (or 'auto')")
     n_reps, n_experts = check_init(n_reps, spec)
     run_horizon = getattr(spec, "horizon", None)
     if run_horizon is not None and run_horizon > calibrated:
         raise ValueError(f"horizon: {name} was calibrated for horizon={calibrated} rounds ({why}) but the run "
                          f"has horizon={run_horizon}; build it with horizon >= {run_horizon}")
-    return n_reps, n_experts, _check_keys(keys, n_reps)
+    return n_reps, n_experts, _check_keys(keys, n_reps, xp=xp)
 
 
 def _round(name: str, calibrated: int, t, feedback, shape, keys):
@@ -128,19 +132,14 @@ def _round(name: str, calibrated: int, t, feedback, shape, keys):
     if awake is not None:
         raise ValueError(f"awake: {name} does not support sleeping experts (awake must be None)")
     _check_keys(keys, shape[0])
-    return np.asarray(loss, dtype=np.float64)
+    xp = _ns(loss)
+    return loss if loss.dtype == xp.float64 else xp.astype(loss, xp.float64)
 
 
 def _check_losses(loss, shape):
     """:func:`check_losses` with one pass for the common valid case (``min``/``max`` propagate NaN)."""
     if not (isinstance(loss, np.ndarray) and loss.shape == tuple(shape) and 0.0 <= loss.min() and loss.max() <= 1.0):
         check_losses(loss, shape, "loss")  # raises the precise error (or accepts a non-NumPy array)
-
-
-def _one_hot(cur, n):
-    p = np.zeros((cur.shape[0], n))
-    p[np.arange(cur.shape[0]), cur] = 1.0
-    return p
 
 
 def _no_awake(name, awake):

@@ -24,12 +24,14 @@ import numpy as np
 from numba.extending import register_jitable
 
 from .. import _random
-from .._random import uniform
+from .._random import f64, uniform
 from .._repr import short_repr
 from .._validation import check_float, check_int
 from ..sim._losses import LossSequence
 from ..sim._protocol import Learner
-from ._private_run import _budget, _check_horizon, _laplace, _no_awake, _one_hot, _round, _start
+from ._common import one_hot, take_rows
+from ._common import run_ns as _ns
+from ._private_run import _budget, _check_horizon, _laplace, _no_awake, _round, _start
 from ._privacy import (PrivacyCost, compose_advanced, compose_basic, exponential_mechanism_epsilon, per_step_epsilon,
                        sparse_vector_epsilon)
 from .instances import _check_n_experts
@@ -264,44 +266,46 @@ def small_loss_experts(epsilon: float = 1.0, horizon: int = 10_000, *, delta: fl
         b1 = _schedule(params, n_experts).b1
         with np.errstate(over="ignore"):
             k0 = _random.stream_key(keys, _INIT_SALT)
-            u = _random.uniform(k0[:, None], np.arange(2, dtype=np.uint64)[None, :])
-        cur = np.minimum((u[:, 0] * n_experts).astype(np.int64), n_experts - 1)
-        rho = _laplace(u[:, 1], b1[1]) if noise else np.zeros(n_reps)
-        zeros = np.zeros(n_reps, dtype=np.int64)
-        return SmallLossState(zeros, cur, zeros + 1, zeros.copy(), rho, np.zeros((n_reps, n_experts)))
+            u = _random.uniform(k0[:, None], xp.arange(2, dtype=xp.uint64)[None, :])
+        cur = xp.minimum(xp.astype(u[:, 0] * n_experts, xp.int64), n_experts - 1)
+        rho = _laplace(u[:, 1], float(b1[1])) if noise else xp.zeros(n_reps)
+        zeros = xp.zeros(n_reps, dtype=xp.int64)
+        return SmallLossState(zeros, cur, zeros + 1, xp.zeros_like(zeros), rho, xp.zeros((n_reps, n_experts)))
 
     def act(state, awake=None, keys=None):
         _no_awake(name, awake)
-        return _one_hot(state.cur, state.cum.shape[1]), state
+        return one_hot(state.cur, state.cum.shape[1]), state
 
     def update(state, p, feedback, keys):
         n_reps, n = state.cum.shape
         loss = _round(name, horizon, state.t, feedback, (n_reps, n), keys)
+        xp = _ns(state.cum)
         sc = _schedule(params, n)
-        k, n_phases, b1, b2, eta, tau = sc.switch_budget, sc.n_phases, sc.b1, sc.b2, sc.eta, sc.tau
+        k, n_phases = sc.switch_budget, sc.n_phases
+        # the phase tables, read at each replication's phase (NumPy arrays of n_phases + 2 entries)
+        b1, b2, eta, tau = (v if xp is np else xp.asarray(v) for v in (sc.b1, sc.b2, sc.eta, sc.tau))
         cum = state.cum + loss
-        rows = np.arange(n_reps)
         ph = state.phase
         with np.errstate(over="ignore"):
-            nu = _laplace(uniform(keys, np.uint64(0)), b2[ph]) if noise else 0.0
-        above = (ph <= n_phases) & (cum[rows, state.cur] + nu >= tau[ph] + state.rho)
+            nu = _laplace(uniform(keys, np.uint64(0)), xp.take(b2, ph)) if noise else 0.0
+        above = (ph <= n_phases) & (take_rows(cum, state.cur[:, None])[:, 0] + nu
+                                    >= xp.take(tau, ph) + state.rho)
         cur, phase, switches, rho = state.cur, ph, state.switches, state.rho
-        if np.any(above):  # draws 1 (new rho) and 2.. (Gumbels), made only where they are used
-            sel = np.flatnonzero(above)
+        if bool(xp.any(above)):
+            # draws 1 (new rho) and 2.. (Gumbels), kept only in the rows that switch (the draws of a row are
+            # a function of its key alone, so computing them in every row changes no value)
             with np.errstate(over="ignore"):
-                u = uniform(keys[sel][:, None], np.arange(1, n + 2, dtype=np.uint64)[None, :])
-            c = cum[sel]
+                u = uniform(keys[:, None], xp.arange(1, n + 2, dtype=xp.uint64)[None, :])
             if noise:
-                score = -eta[ph[sel]][:, None] * c - np.log(-np.log(u[:, 1:]))
+                score = -xp.take(eta, ph)[:, None] * cum - xp.log(-xp.log(u[:, 1:]))
             else:
-                score = np.where(c <= c.min(axis=1, keepdims=True), u[:, 1:], -1.0)
-            cur, phase, switches, rho = cur.copy(), phase.copy(), switches.copy(), rho.copy()
-            cur[sel] = np.argmax(score, axis=1)
-            done = switches[sel] + 1 >= k
-            switches[sel] = np.where(done, 0, switches[sel] + 1)
-            phase[sel] = ph[sel] + done
+                score = xp.where(cum <= xp.min(cum, axis=1, keepdims=True), u[:, 1:], -1.0)
+            cur = xp.where(above, xp.astype(xp.argmax(score, axis=1), cur.dtype), cur)
+            done = switches + 1 >= k
+            switches = xp.where(above, xp.where(done, 0, switches + 1), switches)
+            phase = xp.where(above & done, ph + 1, ph)
             if noise:
-                rho[sel] = _laplace(u[:, 0], b1[phase[sel]])
+                rho = xp.where(above, _laplace(u[:, 0], xp.take(b1, phase)), rho)
         return SmallLossState(state.t + 1, cur, phase, switches, rho, cum)
 
     return Learner(name=name, feedback="full", init=init, act=act, update=update, params=params,
@@ -349,12 +353,12 @@ def _small_loss_cost(params, n, horizon) -> PrivacyCost:
 @register_jitable
 def _small_loss_hit(data, t, i):
     b = data[1]  # (best, best_loss)
-    return (i == b[0]) * (t < b[1]) * 1.0
+    return f64(i == b[0]) * f64(t < b[1])
 
 
 @register_jitable
 def _small_loss_loss(data, key, t, i):
-    return (uniform(key, np.uint64(i)) < data[0][i]) * 1.0 + _small_loss_hit(data, t, i)
+    return f64(uniform(key, i) < data[0][i]) + _small_loss_hit(data, t, i)
 
 
 @register_jitable
