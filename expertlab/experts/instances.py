@@ -74,13 +74,13 @@ def _piecewise_best(data, t):
 @register_jitable
 def _piecewise_loss(data, key, t, i):
     best = _piecewise_best(data, t)
-    mean = 0.5 - data[1][2] * f64(i == best)
+    mean = 0.5 - data[1][2] * f64(f64(i) == best)  # best is a float (the data row is float64)
     return f64(uniform(key, i) < mean)
 
 
 @register_jitable
 def _piecewise_mean(data, t, i):
-    return 0.5 - data[1][2] * f64(i == _piecewise_best(data, t))
+    return 0.5 - data[1][2] * f64(f64(i) == _piecewise_best(data, t))
 
 
 @register_jitable
