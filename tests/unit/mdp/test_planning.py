@@ -75,20 +75,19 @@ def test_value_iteration_cache_blocks_change_nothing(monkeypatch, per_block):
     """On the CPU the array engine iterates the batch in blocks of MDPs; blocks of 1 or 4 (of 6, batch shape
     (2, 3)) give the bits of one block, and the residual path is the largest residual over the MDPs still
     iterating."""
-    import expertlab.mdp._planning as planning
-
+    planning = value_iteration.__globals__
     m = garnet(8, 3, 3, n_mdps=6, gamma=0.9, seed=3)
     m = TabularMDP(m.transitions.reshape(2, 3, 8, 3, 8), m.rewards.reshape(2, 3, 8, 3), m.gamma)
     whole = value_iteration(m, epsilon=1e-9, engine="array")
-    monkeypatch.setattr(planning, "_CPU_BLOCK_BYTES", per_block * 8 * 3 * 8 * 8)
+    monkeypatch.setitem(planning, "_CPU_BLOCK_BYTES", per_block * 8 * 3 * 8 * 8)
     blocks = []
-    loop = planning._vi_loop
+    loop = planning["_vi_loop"]
 
     def counting_loop(p, *args):
         blocks.append(p.shape[0])
         return loop(p, *args)
 
-    monkeypatch.setattr(planning, "_vi_loop", counting_loop)
+    monkeypatch.setitem(planning, "_vi_loop", counting_loop)
     blocked = value_iteration(m, epsilon=1e-9, engine="array")
     assert blocks == ([1] * 6 if per_block == 1 else [4, 2])
     assert len(set(whole.n_iter.ravel().tolist())) > 1  # the blocks stop at different iterations
@@ -140,8 +139,7 @@ def test_gathers_equal_the_dense_backup(monkeypatch):
     """The array engine iterates a kernel with few nonzero entries per row (some rows with fewer: padded) by
     gathers, and the MDPs that run longest go on alone; the answers are those of the dense matrix products up to
     rounding."""
-    import expertlab.mdp._planning as planning
-
+    planning = value_iteration.__globals__
     m = garnet(40, 3, 4, n_mdps=9, gamma=0.95, seed=5)
     p = m.transitions.copy()
     p[0, 3, 1] = 0.0
@@ -149,12 +147,12 @@ def test_gathers_equal_the_dense_backup(monkeypatch):
     p[4, 5, 0] = 0.0
     p[4, 5, 0, [1, 2]] = 0.5  # two
     m = TabularMDP(p, m.rewards, m.gamma)
-    assert planning._gather_kernel(p, m.rewards, m.gamma, np) is not None
+    assert planning["_gather_kernel"](p, m.rewards, m.gamma, np) is not None
     fast = {stop: value_iteration(m, epsilon=1e-6, stop=stop, engine="array") for stop in ("sup", "span")}
     fast_pi = policy_iteration(m)
     assert len(set(fast["span"].n_iter.tolist())) > 1  # some MDPs stop while others go on
-    monkeypatch.setattr(planning, "_SPARSE_FACTOR", 1000)  # no kernel counts as sparse: dense products
-    assert planning._gather_kernel(p, m.rewards, m.gamma, np) is None
+    monkeypatch.setitem(planning, "_SPARSE_FACTOR", 1000)  # no kernel counts as sparse: dense products
+    assert planning["_gather_kernel"](p, m.rewards, m.gamma, np) is None
     for stop, res in fast.items():
         dense = value_iteration(m, epsilon=1e-6, stop=stop, engine="array")
         np.testing.assert_array_equal(res.n_iter, dense.n_iter)
@@ -220,15 +218,14 @@ def test_compiled_engine_resumes_starts_and_stops_like_the_array_engine(monkeypa
     still iterating: with calls of 2, 4, 8, ... iterations the answers are the same bits, from zero values or
     from ``values0``, when max_iter cuts the run (mid-call, not converged, the last values' Q-values), and with
     gamma = 0 (one iteration)."""
-    import expertlab.mdp._planning as planning
-
+    planning = value_iteration.__globals__
     m, _ = _compiled_cases()["sparse"]
     v0 = np.random.default_rng(0).normal(size=m.rewards.shape[:-1])
     runs = [dict(stop="span"), dict(stop="sup", values0=v0), dict(stop="span", max_iter=7),
             dict(stop="sup", max_iter=1)]
     whole = [value_iteration(m, epsilon=1e-7, engine="compiled", **kw) for kw in runs]
-    monkeypatch.setattr(planning, "_COMPILED_PATH_ENTRIES", 1)
-    monkeypatch.setattr(planning, "_COMPILED_MIN_STEPS", 2)
+    monkeypatch.setitem(planning, "_COMPILED_PATH_ENTRIES", 1)
+    monkeypatch.setitem(planning, "_COMPILED_MIN_STEPS", 2)
     for kw, one_call in zip(runs, whole):
         ref = value_iteration(m, epsilon=1e-7, engine="array", **kw)
         assert_same_run(ref, one_call, 0.0)
