@@ -7,8 +7,9 @@ iterations, one MDP at a time here (``prange`` over the MDPs):
 
 * one pass over an MDP's dense kernel ``(S, A, S)`` keeps the nonzero
   entries of each row ``(s, a)``, times ``gamma``, with their states (a
-  compressed-row copy); an MDP with more than ``S A S / 4`` nonzero entries
-  keeps its dense rows instead;
+  compressed-row copy, read at a fixed stride when every row has as many
+  entries, as a Garnet kernel's do); an MDP with more than ``S A S / 4``
+  nonzero entries keeps its dense rows instead;
 * each backup, its maximum over actions, the differences ``V_{k+1} - V_k``,
   their largest and smallest values and the stopping test run in one pass
   over the states, with no temporary array;
@@ -38,34 +39,44 @@ def _compress(p, gamma, cols, probs, starts):
 
     Every entry is written at the next free place, which only a nonzero one
     advances (no branch on the entries); a row starts only while ``S``
-    places remain, and the call returns False (the rows unusable) when one
-    cannot.
+    places remain.  Returns the rows' common length when they all have the
+    same number of nonzero entries, 0 when they differ, and -1 (the rows
+    unusable) when a row did not fit.
     """
     s, a = p.shape[0], p.shape[1]
     room = cols.shape[0] - s
     k = 0
+    width = -1
     for i in range(s):
         for b in range(a):
             if k > room:
-                return False
+                return -1
+            start = k
             starts[i * a + b] = k
             for t in range(s):
                 x = p[i, b, t]
                 cols[k] = t
                 probs[k] = gamma * x
                 k += x != 0.0
+            if width == -1:
+                width = k - start
+            elif width != k - start:
+                width = 0
     starts[s * a] = k
-    return True
+    return width
 
 
 @njit(nogil=True, cache=True)
-def _sweep(p, r, gamma, v, v_new, q, sparse, cols, probs, starts):
+def _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts):
     """One backup of ``v``: ``q = r + gamma P v`` and ``v_new = max_a q``; returns the largest and smallest
     ``v_new - v``.
 
-    A row's sum runs over its states in increasing order, from 0 (a
-    compressed row's products already hold ``gamma``); the maximum over
-    actions is the first largest ``q``.
+    ``width`` is what :func:`_compress` returned: the compressed rows of a
+    common length (``> 0``) are read at fixed offsets, rows of different
+    lengths through ``starts`` (``0``), and the dense rows of ``p`` when
+    the compressed ones are unusable (``-1``).  A row's sum runs over its
+    states in increasing order, from 0 (a compressed row's products already
+    hold ``gamma``); the maximum over actions is the first largest ``q``.
     """
     s, a = r.shape
     hi = -np.inf
@@ -74,8 +85,12 @@ def _sweep(p, r, gamma, v, v_new, q, sparse, cols, probs, starts):
         best = -np.inf
         for b in range(a):
             acc = 0.0
-            if sparse:
-                row = i * a + b
+            row = i * a + b
+            if width > 0:
+                for k in range(row * width, (row + 1) * width):
+                    acc += probs[k] * v[cols[k]]
+                x = r[i, b] + acc
+            elif width == 0:
                 for k in range(starts[row], starts[row + 1]):
                     acc += probs[k] * v[cols[k]]
                 x = r[i, b] + acc
@@ -100,12 +115,12 @@ def _solve(p, r, gamma, tol, span, steps, last, v, path, q):
     cols = np.empty(cap, dtype=np.int32)
     probs = np.empty(cap)
     starts = np.empty(s * a + 1, dtype=np.int64)
-    sparse = _compress(p, gamma, cols, probs, starts)
+    width = _compress(p, gamma, cols, probs, starts)
     v_new = np.empty(s)
     n = steps
     stopped = False
     for k in range(steps):
-        hi, lo = _sweep(p, r, gamma, v, v_new, q, sparse, cols, probs, starts)
+        hi, lo = _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts)
         delta = max(hi, -lo)
         path[k] = delta
         for i in range(s):
@@ -119,7 +134,7 @@ def _solve(p, r, gamma, tol, span, steps, last, v, path, q):
                     v[i] = v[i] + shift
             break
     if stopped or last:
-        _sweep(p, r, gamma, v, v_new, q, sparse, cols, probs, starts)  # the Q-values of the returned values
+        _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts)  # the Q-values of the returned values
     return n, stopped
 
 

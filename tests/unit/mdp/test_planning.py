@@ -190,10 +190,16 @@ def assert_same_run(ref, got, atol):
 
 def _compiled_cases():
     """Small Garnet batches: one whose rows hold 3 of 40 states (the array engine gathers them: the two engines
-    sum in the same order), with a (2, 3) batch shape, and one with dense rows (the array engine multiplies
-    matrices)."""
+    sum in the same order), with a (2, 3) batch shape, where two MDPs have a row with fewer entries (the compiled
+    engine reads rows of unequal lengths through their starts, the others at a fixed stride), and one with dense
+    rows (the array engine multiplies matrices, the compiled one keeps the dense rows)."""
     sparse = garnet(40, 3, 3, n_mdps=6, gamma=0.95, seed=11)
-    sparse = TabularMDP(sparse.transitions.reshape(2, 3, 40, 3, 40), sparse.rewards.reshape(2, 3, 40, 3), 0.95)
+    p = sparse.transitions.copy()
+    p[0, 3, 1] = 0.0
+    p[0, 3, 1, 7] = 1.0  # one nonzero entry
+    p[4, 5, 0] = 0.0
+    p[4, 5, 0, [1, 2]] = 0.5  # two
+    sparse = TabularMDP(p.reshape(2, 3, 40, 3, 40), sparse.rewards.reshape(2, 3, 40, 3), 0.95)
     return {"sparse": (sparse, 0.0), "dense": (garnet(10, 3, 10, n_mdps=4, gamma=0.9, seed=12), 1e-12)}
 
 
