@@ -422,15 +422,20 @@ def _planner_backup(p, r, gamma, xp):
     return _q_of(g, batch, xp) or (lambda v: _backup(p, r, gamma, v, xp))
 
 
-def _certify(p, r, gamma, v, n_iter, converged, path, backup=None, evaluate_policy=True, q=None):
-    """The result of values ``v`` with its certificates (``q``, the Q-values of ``v``, when already computed)."""
+def _certify(p, r, gamma, v, n_iter, converged, path, backup=None, evaluate_policy=True, greedy=None):
+    """The result of values ``v`` with its certificates.
+
+    ``greedy``: ``(q, policy, residual)`` of ``v`` when already computed, else ``backup(v)`` gives them.
+    """
     xp = get_namespace(p)
     if backup is None:
         backup = _planner_backup(p, r, gamma, xp)
-    if q is None:
+    if greedy is None:
         q = backup(v)
-    pi = xp.argmax(q, axis=-1)
-    res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
+        pi = xp.argmax(q, axis=-1)
+        res = xp.max(xp.abs(xp.max(q, axis=-1) - v), axis=-1)
+    else:
+        q, pi, res = greedy
     vp = pres = None
     if evaluate_policy:
         vp = _evaluate(p, r, gamma, pi)
@@ -539,7 +544,8 @@ _COMPILED_MIN_STEPS = 64
 
 
 def _vi_compiled(p, r, gamma, v, tol, stop, max_iter):
-    """Value iteration of ``p (n, S, A, S)`` by the compiled kernel: ``(values, q_values, n_iter, active, path)``.
+    """Value iteration of ``p (n, S, A, S)`` by the compiled kernel: ``(values, q_values, policy, residual, n_iter,
+    active, path)``.
 
     The kernel runs at most ``steps`` iterations per call and keeps their
     residuals; the MDPs still iterating are advanced again, from their
@@ -552,6 +558,8 @@ def _vi_compiled(p, r, gamma, v, tol, stop, max_iter):
     n, s, a = r.shape
     v = np.array(v, dtype=np.float64, order="C")
     q = np.zeros((n, s, a))
+    pi = np.zeros((n, s), dtype=np.int64)
+    res = np.zeros(n)
     n_iter = np.zeros(n, dtype=np.int64)
     done = np.zeros(n, dtype=bool)
     idx = np.arange(n, dtype=np.int64)
@@ -560,7 +568,7 @@ def _vi_compiled(p, r, gamma, v, tol, stop, max_iter):
     while idx.size:
         last = spent + steps >= max_iter
         path = np.zeros((idx.size, steps))
-        advance(p, r, idx, float(gamma), float(tol), stop == "span", steps, last, v, path, n_iter, done, q)
+        advance(p, r, idx, float(gamma), float(tol), stop == "span", steps, last, v, path, n_iter, done, q, pi, res)
         chunks.append(path.max(axis=0))
         spent += steps
         if last:
@@ -568,7 +576,7 @@ def _vi_compiled(p, r, gamma, v, tol, stop, max_iter):
         idx = idx[~done[idx]]
         steps = min(max_iter - spent, 2 * steps)
     path = np.concatenate(chunks)[:int(n_iter.max(initial=0))] if chunks else np.zeros(0)
-    return v, q, n_iter, ~done, path
+    return v, q, pi, res, n_iter, ~done, path
 
 
 def value_iteration(transitions, rewards=None, gamma=None, *, epsilon: float = 1e-6, max_iter: int = 100_000,
@@ -714,11 +722,12 @@ def value_iteration(transitions, rewards=None, gamma=None, *, epsilon: float = 1
     pf, rf = xp.reshape(p, (n_mdps, *tail_p)), xp.reshape(r, (n_mdps, *tail_r))
     vf = xp.reshape(v, (n_mdps, v.shape[-1]))
     if engine == "compiled" or (engine == "auto" and plain and v.dtype == np.float64):
-        v, q, n_iter, active, path = _vi_compiled(np.ascontiguousarray(pf), np.ascontiguousarray(rf), gamma, vf,
-                                                  _vi_tol(gamma, epsilon, stop), stop, max_iter)
-        return _certify(p, r, gamma, np.reshape(v, (*batch, v.shape[-1])),
-                        np.reshape(n_iter, batch), ~np.reshape(active, batch), path,
-                        lambda u: _backup(p, r, gamma, u, np), evaluate_policy, np.reshape(q, r.shape))
+        out = _vi_compiled(np.ascontiguousarray(pf), np.ascontiguousarray(rf), gamma, vf,
+                           _vi_tol(gamma, epsilon, stop), stop, max_iter)
+        v, q, pi, res, n_iter, active = (np.reshape(x, shape) for x, shape in zip(
+            out[:6], (v.shape, r.shape, v.shape, batch, batch, batch)))
+        return _certify(p, r, gamma, v, n_iter, ~active, out[6], lambda u: _backup(p, r, gamma, u, np),
+                        evaluate_policy, (q, pi, res))
     g = _gather_kernel(pf, rf, gamma, xp)
     size = _block_size(p, xp, g)
     # cache blocking: each block of MDPs iterates to its own stop while its kernels stay in cache

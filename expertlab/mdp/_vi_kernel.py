@@ -35,7 +35,9 @@ from numba import njit, prange
 
 @njit(nogil=True, cache=True)
 def _compress(p, gamma, cols, probs, starts):
-    """Keep the nonzero entries of ``p (S, A, S)``, times ``gamma``: row ``s A + a`` is ``starts[s A + a]:starts[...+1]``.
+    """Keep the nonzero entries of ``p (S, A, S)``, times ``gamma``, in ``cols`` and ``probs``.
+
+    Row ``s A + a`` holds the slice ``starts[s A + a]:starts[s A + a + 1]`` (states in ``cols``).
 
     Every entry is written at the next free place, which only a nonzero one
     advances (no branch on the entries); a row starts only while ``S``
@@ -67,9 +69,9 @@ def _compress(p, gamma, cols, probs, starts):
 
 
 @njit(nogil=True, cache=True)
-def _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts):
-    """One backup of ``v``: ``q = r + gamma P v`` and ``v_new = max_a q``; returns the largest and smallest
-    ``v_new - v``.
+def _sweep(p, r, gamma, v, v_new, q, pi, width, cols, probs, starts):
+    """One backup of ``v``: ``q = r + gamma P v``, ``v_new = max_a q`` and ``pi`` its first maximiser; returns
+    the largest and smallest ``v_new - v``.
 
     ``width`` is what :func:`_compress` returned: the compressed rows of a
     common length (``> 0``) are read at fixed offsets, rows of different
@@ -83,6 +85,7 @@ def _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts):
     lo = np.inf
     for i in range(s):
         best = -np.inf
+        arg = 0
         for b in range(a):
             acc = 0.0
             row = i * a + b
@@ -99,8 +102,11 @@ def _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts):
                     acc += p[i, b, t] * v[t]
                 x = r[i, b] + gamma * acc
             q[i, b] = x
-            best = max(best, x)
+            if b == 0 or x > best:
+                best = x
+                arg = b
         v_new[i] = best
+        pi[i] = arg
         d = best - v[i]
         hi = max(hi, d)
         lo = min(lo, d)
@@ -108,8 +114,9 @@ def _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts):
 
 
 @njit(nogil=True, cache=True)
-def _solve(p, r, gamma, tol, span, steps, last, v, path, q):
-    """At most ``steps`` iterations of one MDP on ``v`` (in place; see :func:`advance`): ``(iterations, stopped)``."""
+def _solve(p, r, gamma, tol, span, steps, last, v, path, q, pi):
+    """At most ``steps`` iterations of one MDP on ``v`` (in place; see :func:`advance`): ``(iterations, stopped,
+    Bellman residual)`` (the residual is that of the returned values when they are final, else 0)."""
     s, a = r.shape
     cap = max(s * a, (s * a * s) // 4) + s
     cols = np.empty(cap, dtype=np.int32)
@@ -120,7 +127,7 @@ def _solve(p, r, gamma, tol, span, steps, last, v, path, q):
     n = steps
     stopped = False
     for k in range(steps):
-        hi, lo = _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts)
+        hi, lo = _sweep(p, r, gamma, v, v_new, q, pi, width, cols, probs, starts)
         delta = max(hi, -lo)
         path[k] = delta
         for i in range(s):
@@ -133,13 +140,15 @@ def _solve(p, r, gamma, tol, span, steps, last, v, path, q):
                 for i in range(s):
                     v[i] = v[i] + shift
             break
-    if stopped or last:
-        _sweep(p, r, gamma, v, v_new, q, width, cols, probs, starts)  # the Q-values of the returned values
-    return n, stopped
+    res = 0.0
+    if stopped or last:  # the Q-values, greedy policy and residual of the returned values
+        hi, lo = _sweep(p, r, gamma, v, v_new, q, pi, width, cols, probs, starts)
+        res = max(hi, -lo)
+    return n, stopped, res
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def advance(p, r, idx, gamma, tol, span, steps, last, v, path, n_iter, done, q):
+def advance(p, r, idx, gamma, tol, span, steps, last, v, path, n_iter, done, q, pi, res):
     """Advance the MDPs ``idx`` of the batch ``p (n, S, A, S)``, ``r (n, S, A)`` by at most ``steps`` iterations.
 
     ``v (n, S)`` is updated in place; row ``j`` of ``path (len(idx), steps)``
@@ -147,11 +156,15 @@ def advance(p, r, idx, gamma, tol, span, steps, last, v, path, n_iter, done, q):
     iterations are added to ``n_iter``; ``done`` is set for an MDP that met
     its rule (``span``: the span of the differences, else their sup norm,
     below ``tol``), whose values then receive the span rule's midpoint shift.
-    ``q (n, S, A)`` receives the Q-values of an MDP that stopped, and of
-    every MDP of the call when ``last`` (its iterations are spent).
+    ``q (n, S, A)``, ``pi (n, S)`` and ``res (n,)`` receive the Q-values,
+    the greedy policy (first maximiser) and the Bellman residual
+    ``max_s |max_a q - v|`` of the returned values of an MDP that
+    stopped, and of every MDP of the call when ``last`` (its iterations are
+    spent).
     """
     for j in prange(idx.shape[0]):
         m = idx[j]
-        k, stopped = _solve(p[m], r[m], gamma, tol, span, steps, last, v[m], path[j], q[m])
+        k, stopped, residual = _solve(p[m], r[m], gamma, tol, span, steps, last, v[m], path[j], q[m], pi[m])
         n_iter[m] += k
         done[m] = stopped
+        res[m] = residual
