@@ -556,6 +556,8 @@ def _vi_compiled(p, r, gamma, v, tol, stop, max_iter):
     from ._vi_kernel import advance
 
     n, s, a = r.shape
+    p, r = (np.ascontiguousarray(x).view() for x in (p, r))
+    p.flags.writeable = r.flags.writeable = False  # one compiled version for read-only and writeable inputs
     v = np.array(v, dtype=np.float64, order="C")
     q = np.zeros((n, s, a))
     pi = np.zeros((n, s), dtype=np.int64)
@@ -722,8 +724,7 @@ def value_iteration(transitions, rewards=None, gamma=None, *, epsilon: float = 1
     pf, rf = xp.reshape(p, (n_mdps, *tail_p)), xp.reshape(r, (n_mdps, *tail_r))
     vf = xp.reshape(v, (n_mdps, v.shape[-1]))
     if engine == "compiled" or (engine == "auto" and plain and v.dtype == np.float64):
-        out = _vi_compiled(np.ascontiguousarray(pf), np.ascontiguousarray(rf), gamma, vf,
-                           _vi_tol(gamma, epsilon, stop), stop, max_iter)
+        out = _vi_compiled(pf, rf, gamma, vf, _vi_tol(gamma, epsilon, stop), stop, max_iter)
         v, q, pi, res, n_iter, active = (np.reshape(x, shape) for x, shape in zip(
             out[:6], (v.shape, r.shape, v.shape, batch, batch, batch)))
         return _certify(p, r, gamma, v, n_iter, ~active, out[6], lambda u: _backup(p, r, gamma, u, np),
