@@ -14,7 +14,7 @@ iterations, one MDP at a time here (``prange`` over the MDPs):
   their largest and smallest values and the stopping test run in one pass
   over the states, with no temporary array;
 * at the stop (the span rule's midpoint added) one more backup gives the
-  Q-values of the returned values.
+  Q-values, greedy policy and Bellman residual of the returned values.
 
 The Bellman residual of each iteration is written to the MDP's row of
 ``path``; a call runs at most ``steps`` iterations, and the caller calls again
