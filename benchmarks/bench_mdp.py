@@ -23,7 +23,9 @@ Last, with pymdptoolbox installed, the batched ``value_iteration`` and
 ``PolicyIteration`` called once per MDP, on ``--peer-mdps`` Garnet MDPs:
 value iteration with its default sup-norm rule and exact evaluation of the
 greedy policy, and like for like with pymdptoolbox (the span rule at the
-same ``epsilon``, values and policy only, ``evaluate_policy=False``) and with
+same ``epsilon``, values and policy only, ``evaluate_policy=False``; with
+the default compiled engine and with ``engine="array"``, compiled before the
+timings) and with
 the span rule and the exact evaluation; policy iteration from action 0 and
 warm-started from value iteration (``warm_start=1e-2``).  All are
 interleaved ``--repeat`` times and their medians compared (wall and process
@@ -84,6 +86,7 @@ def main(argv=None):
 
 def _one(n_mdps, n_states, n_actions, branching, gamma, epsilon):
     m = garnet(n_states, n_actions, branching, n_mdps=n_mdps, gamma=gamma, seed=0)
+    value_iteration(m, epsilon=epsilon, max_iter=1)  # compiles the compiled engine (or loads it) before timing
 
     t0 = time.perf_counter()
     batch = value_iteration(m, epsilon=epsilon)
@@ -230,10 +233,13 @@ def _against_pymdptoolbox(n_mdps, n_states, n_actions, branching, gamma, epsilon
 
     runs = {"vi": lambda: value_iteration(m, epsilon=epsilon),
             "vi_span": lambda: value_iteration(m, epsilon=epsilon, stop="span", evaluate_policy=False),
+            "vi_span_array": lambda: value_iteration(m, epsilon=epsilon, stop="span", evaluate_policy=False,
+                                                     engine="array"),
             "vi_span_evaluated": lambda: value_iteration(m, epsilon=epsilon, stop="span"),
             "pi": lambda: policy_iteration(m), "pi_warm": lambda: policy_iteration(m, warm_start=1e-2),
             "peer_vi": lambda: peer(toolbox.ValueIteration, epsilon=epsilon),
             "peer_pi": lambda: peer(toolbox.PolicyIteration)}
+    value_iteration(m, epsilon=epsilon, max_iter=1)  # compiles the compiled engine (or loads it) before timing
     times = {k: [] for k in runs}
     cpu_times = {k: [] for k in runs}
     out = {}
@@ -251,7 +257,7 @@ def _against_pymdptoolbox(n_mdps, n_states, n_actions, branching, gamma, epsilon
     rec = {"peer": "pymdptoolbox", "mdps": n_mdps, "states": n_states, "actions": n_actions, "gamma": gamma,
            "epsilon": epsilon, "repeat": repeat, "times_s": times, "median_s": med, "cpu_times_s": cpu_times,
            "median_cpu_s": cpu}
-    for k in ("vi", "vi_span", "vi_span_evaluated"):
+    for k in ("vi", "vi_span", "vi_span_array", "vi_span_evaluated"):
         rec[f"{k}_speedup"] = med["peer_vi"] / med[k]
         rec[f"{k}_cpu_speedup"] = cpu["peer_vi"] / cpu[k]
         rec[f"{k}_iterations"] = int(out[k].n_iter.sum())
@@ -269,17 +275,23 @@ def _against_pymdptoolbox(n_mdps, n_states, n_actions, branching, gamma, epsilon
     rec["peer_vi_iterations"] = sum(int(s.iter) for s in peer_vi)
     rec["peer_vi_max_error"] = float(np.abs(peer_v - v_star).max())
     rec["vi_span_same_iterations_as_peer"] = [int(s.iter) for s in peer_vi] == out["vi_span"].n_iter.tolist()
+    rec["vi_span_engines_max_value_difference"] = float(np.abs(out["vi_span"].values
+                                                               - out["vi_span_array"].values).max())
+    rec["vi_span_engines_same_iterations"] = out["vi_span"].n_iter.tolist() == out["vi_span_array"].n_iter.tolist()
     print(f"against pymdptoolbox, {n_mdps} Garnet MDPs (S = {n_states}, A = {n_actions}, gamma = {gamma}), medians "
           f"of {repeat} interleaved runs (wall; CPU time in brackets), speed-up = pymdptoolbox / ours:")
     print(f"  pymdptoolbox ValueIteration (epsilon = {epsilon:g}, span rule): {med['peer_vi'] * 1e3:.1f} ms "
           f"({cpu['peer_vi'] * 1e3:.1f} ms); {rec['peer_vi_iterations']} iterations; max |V - V*| "
           f"{rec['peer_vi_max_error']:.1e}")
     for k, what in (("vi_span", "span rule, evaluate_policy=False (like for like)"),
+                    ("vi_span_array", "the same, engine='array'"),
                     ("vi_span_evaluated", "span rule, exact evaluation of the policy"),
                     ("vi", "sup-norm rule (default), exact evaluation of the policy")):
         print(f"  value_iteration, {what}: {med[k] * 1e3:.1f} ms ({cpu[k] * 1e3:.1f} ms), x{rec[f'{k}_speedup']:.2f} "
               f"(CPU x{rec[f'{k}_cpu_speedup']:.2f}); {rec[f'{k}_iterations']} iterations; max |V - V*| "
               f"{rec[f'{k}_max_error']:.1e}; same policies: {rec[f'{k}_same_policies_as_peer']}")
+    print(f"  compiled and array engines (span rule): same iterations: {rec['vi_span_engines_same_iterations']}; "
+          f"max |value difference| {rec['vi_span_engines_max_value_difference']:.1e}")
     print(f"  pymdptoolbox PolicyIteration: {med['peer_pi'] * 1e3:.1f} ms ({cpu['peer_pi'] * 1e3:.1f} ms)")
     for k, what in (("pi", "from action 0 (default)"), ("pi_warm", "warm_start=1e-2")):
         print(f"  policy_iteration, {what}: {med[k] * 1e3:.1f} ms ({cpu[k] * 1e3:.1f} ms), x{rec[f'{k}_speedup']:.2f} "

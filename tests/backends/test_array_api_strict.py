@@ -203,7 +203,20 @@ def test_planner_on_strict_arrays(solver):
 
     p, r = _garnet()
     solve = getattr(mdp, solver)
-    _same_result(solve(p, r, 0.9), solve(xps.asarray(p), xps.asarray(r), 0.9), solver)
+    kw = {"engine": "array"} if solver == "value_iteration" else {}  # the same array code on NumPy
+    _same_result(solve(p, r, 0.9, **kw), solve(xps.asarray(p), xps.asarray(r), 0.9), solver)
+
+
+def test_value_iteration_compiled_engine_needs_numpy():
+    """NumPy inputs take the compiled engine by default, strict arrays the array one; asking for the compiled one
+    on strict arrays is refused, naming ``engine``."""
+    from expertlab.mdp import value_iteration
+
+    p, r = _garnet()
+    with pytest.raises(ValueError, match="engine"):
+        value_iteration(xps.asarray(p), xps.asarray(r), 0.9, engine="compiled")
+    _same_result(value_iteration(p, r, 0.9, engine="array"),
+                 value_iteration(xps.asarray(p), xps.asarray(r), 0.9, engine="auto"), "value_iteration[array]")
 
 
 @pytest.mark.parametrize("stop", ["sup", "span"])
@@ -214,7 +227,7 @@ def test_planners_gathers_on_strict_arrays(stop):
 
     m = garnet(32, 3, 3, n_mdps=5, gamma=0.95, seed=1)
     p, r = m.transitions, m.rewards
-    _same_result(value_iteration(p, r, 0.95, stop=stop),
+    _same_result(value_iteration(p, r, 0.95, stop=stop, engine="array"),
                  value_iteration(xps.asarray(p), xps.asarray(r), 0.95, stop=stop), f"value_iteration[{stop}]")
     if stop == "sup":
         _same_result(policy_iteration(p, r, 0.95), policy_iteration(xps.asarray(p), xps.asarray(r), 0.95),

@@ -72,29 +72,29 @@ def test_batch_equals_one_at_a_time():
 
 @pytest.mark.parametrize("per_block", [1, 4])
 def test_value_iteration_cache_blocks_change_nothing(monkeypatch, per_block):
-    """On the CPU the batch is iterated in blocks of MDPs; blocks of 1 or 4 (of 6, batch shape (2, 3)) give
-    the bits of one block, and the residual path is the largest residual over the MDPs still iterating."""
-    import expertlab.mdp._planning as planning
-
+    """On the CPU the array engine iterates the batch in blocks of MDPs; blocks of 1 or 4 (of 6, batch shape
+    (2, 3)) give the bits of one block, and the residual path is the largest residual over the MDPs still
+    iterating."""
+    planning = value_iteration.__globals__
     m = garnet(8, 3, 3, n_mdps=6, gamma=0.9, seed=3)
     m = TabularMDP(m.transitions.reshape(2, 3, 8, 3, 8), m.rewards.reshape(2, 3, 8, 3), m.gamma)
-    whole = value_iteration(m, epsilon=1e-9)
-    monkeypatch.setattr(planning, "_CPU_BLOCK_BYTES", per_block * 8 * 3 * 8 * 8)
+    whole = value_iteration(m, epsilon=1e-9, engine="array")
+    monkeypatch.setitem(planning, "_CPU_BLOCK_BYTES", per_block * 8 * 3 * 8 * 8)
     blocks = []
-    loop = planning._vi_loop
+    loop = planning["_vi_loop"]
 
     def counting_loop(p, *args):
         blocks.append(p.shape[0])
         return loop(p, *args)
 
-    monkeypatch.setattr(planning, "_vi_loop", counting_loop)
-    blocked = value_iteration(m, epsilon=1e-9)
+    monkeypatch.setitem(planning, "_vi_loop", counting_loop)
+    blocked = value_iteration(m, epsilon=1e-9, engine="array")
     assert blocks == ([1] * 6 if per_block == 1 else [4, 2])
     assert len(set(whole.n_iter.ravel().tolist())) > 1  # the blocks stop at different iterations
     for name in ("values", "q_values", "policy", "policy_values", "n_iter", "converged", "residual_path"):
         np.testing.assert_array_equal(getattr(blocked, name), getattr(whole, name), err_msg=name)
-    singles = [value_iteration(TabularMDP(m.transitions[i, j], m.rewards[i, j], m.gamma), epsilon=1e-9)
-               for i in range(2) for j in range(3)]
+    singles = [value_iteration(TabularMDP(m.transitions[i, j], m.rewards[i, j], m.gamma), epsilon=1e-9,
+                               engine="array") for i in range(2) for j in range(3)]
     expected = np.zeros(max(s.residual_path.size for s in singles))
     for s in singles:
         expected[:s.residual_path.size] = np.maximum(expected[:s.residual_path.size], s.residual_path)
@@ -136,10 +136,10 @@ def test_span_rule_policy_is_epsilon_optimal(n_states, branching):
 
 
 def test_gathers_equal_the_dense_backup(monkeypatch):
-    """A kernel with few nonzero entries per row (some rows with fewer: padded) is iterated by gathers, and the
-    MDPs that run longest go on alone; the answers are those of the dense matrix products up to rounding."""
-    import expertlab.mdp._planning as planning
-
+    """The array engine iterates a kernel with few nonzero entries per row (some rows with fewer: padded) by
+    gathers, and the MDPs that run longest go on alone; the answers are those of the dense matrix products up to
+    rounding."""
+    planning = value_iteration.__globals__
     m = garnet(40, 3, 4, n_mdps=9, gamma=0.95, seed=5)
     p = m.transitions.copy()
     p[0, 3, 1] = 0.0
@@ -147,14 +147,14 @@ def test_gathers_equal_the_dense_backup(monkeypatch):
     p[4, 5, 0] = 0.0
     p[4, 5, 0, [1, 2]] = 0.5  # two
     m = TabularMDP(p, m.rewards, m.gamma)
-    assert planning._gather_kernel(p, m.rewards, m.gamma, np) is not None
-    fast = {stop: value_iteration(m, epsilon=1e-6, stop=stop) for stop in ("sup", "span")}
+    assert planning["_gather_kernel"](p, m.rewards, m.gamma, np) is not None
+    fast = {stop: value_iteration(m, epsilon=1e-6, stop=stop, engine="array") for stop in ("sup", "span")}
     fast_pi = policy_iteration(m)
     assert len(set(fast["span"].n_iter.tolist())) > 1  # some MDPs stop while others go on
-    monkeypatch.setattr(planning, "_SPARSE_FACTOR", 1000)  # no kernel counts as sparse: dense products
-    assert planning._gather_kernel(p, m.rewards, m.gamma, np) is None
+    monkeypatch.setitem(planning, "_SPARSE_FACTOR", 1000)  # no kernel counts as sparse: dense products
+    assert planning["_gather_kernel"](p, m.rewards, m.gamma, np) is None
     for stop, res in fast.items():
-        dense = value_iteration(m, epsilon=1e-6, stop=stop)
+        dense = value_iteration(m, epsilon=1e-6, stop=stop, engine="array")
         np.testing.assert_array_equal(res.n_iter, dense.n_iter)
         np.testing.assert_array_equal(res.policy, dense.policy)
         np.testing.assert_allclose(res.values, dense.values, rtol=0, atol=1e-12)
@@ -163,6 +163,111 @@ def test_gathers_equal_the_dense_backup(monkeypatch):
     dense_pi = policy_iteration(m)
     np.testing.assert_array_equal(fast_pi.policy, dense_pi.policy)
     np.testing.assert_allclose(fast_pi.q_values, dense_pi.q_values, rtol=0, atol=1e-12)
+
+
+# -- the compiled engine of value iteration (NumPy inputs) -----------------------------------------
+
+_FIELDS = ("values", "q_values", "bellman_residual", "policy_values", "policy_residual", "residual_path")
+
+
+def assert_same_run(ref, got, atol):
+    """Same stops, flags and policies; every real field within ``atol`` of ``ref`` (a NaN or an absent field fails).
+
+    ``policy_residual`` is held to ``max(atol, 1e-12)``: the compiled engine backs the exact policy values up by a
+    dense product, the array engine by its gathers."""
+    for name in ("n_iter", "converged", "policy"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
+    for name in _FIELDS:
+        a, b = getattr(ref, name), getattr(got, name)
+        if a is None:
+            assert b is None, name
+            continue
+        assert b is not None and np.shape(b) == np.shape(a), name
+        assert np.all(np.isfinite(a)) and np.all(np.isfinite(b)), name
+        tol = max(atol, 1e-12) if name == "policy_residual" else atol
+        np.testing.assert_allclose(b, a, rtol=0, atol=tol, err_msg=name)
+
+
+def _compiled_cases():
+    """Small Garnet batches: one whose rows hold 3 of 40 states (the array engine gathers them: the two engines
+    sum in the same order), with a (2, 3) batch shape, where two MDPs have a row with fewer entries (the compiled
+    engine reads rows of unequal lengths through their starts, the others at a fixed stride), and one with dense
+    rows (the array engine multiplies matrices, the compiled one keeps the dense rows)."""
+    sparse = garnet(40, 3, 3, n_mdps=6, gamma=0.95, seed=11)
+    p = sparse.transitions.copy()
+    p[0, 3, 1] = 0.0
+    p[0, 3, 1, 7] = 1.0  # one nonzero entry
+    p[4, 5, 0] = 0.0
+    p[4, 5, 0, [1, 2]] = 0.5  # two
+    sparse = TabularMDP(p.reshape(2, 3, 40, 3, 40), sparse.rewards.reshape(2, 3, 40, 3), 0.95)
+    return {"sparse": (sparse, 0.0), "dense": (garnet(10, 3, 10, n_mdps=4, gamma=0.9, seed=12), 1e-12)}
+
+
+@pytest.mark.parametrize("kind", ["sparse", "dense"])
+@pytest.mark.parametrize("stop", ["sup", "span"])
+def test_compiled_engine_runs_the_iterations_of_the_array_engine(kind, stop):
+    """The compiled engine (the default for NumPy float64 inputs) stops every MDP at the iteration the array
+    engine stops it, with the same policies; its values, Q-values, residuals and residual path equal the array
+    engine's to the last bit where both sum a row over its nonzero entries, and within 1e-12 otherwise."""
+    m, atol = _compiled_cases()[kind]
+    ref = value_iteration(m, epsilon=1e-7, stop=stop, engine="array")
+    assert len(set(ref.n_iter.ravel().tolist())) > 1  # the MDPs stop at different iterations
+    for got in (value_iteration(m, epsilon=1e-7, stop=stop), value_iteration(m, epsilon=1e-7, stop=stop,
+                                                                            engine="compiled")):
+        assert_same_run(ref, got, atol)
+    bare = value_iteration(m, epsilon=1e-7, stop=stop, evaluate_policy=False, engine="compiled")
+    assert_same_run(value_iteration(m, epsilon=1e-7, stop=stop, evaluate_policy=False, engine="array"), bare, atol)
+
+
+def test_compiled_engine_resumes_starts_and_stops_like_the_array_engine(monkeypatch):
+    """The compiled engine keeps the residuals of at most a few iterations per call and calls again with the MDPs
+    still iterating: with calls of 2, 4, 8, ... iterations the answers are the same bits, from zero values or
+    from ``values0``, when max_iter cuts the run (mid-call, not converged, the last values' Q-values), and with
+    gamma = 0 (one iteration)."""
+    planning = value_iteration.__globals__
+    m, _ = _compiled_cases()["sparse"]
+    v0 = np.random.default_rng(0).normal(size=m.rewards.shape[:-1])
+    runs = [dict(stop="span"), dict(stop="sup", values0=v0), dict(stop="span", max_iter=7),
+            dict(stop="sup", max_iter=1)]
+    whole = [value_iteration(m, epsilon=1e-7, engine="compiled", **kw) for kw in runs]
+    monkeypatch.setitem(planning, "_COMPILED_PATH_ENTRIES", 1)
+    monkeypatch.setitem(planning, "_COMPILED_MIN_STEPS", 2)
+    for kw, one_call in zip(runs, whole):
+        ref = value_iteration(m, epsilon=1e-7, engine="array", **kw)
+        assert_same_run(ref, one_call, 0.0)
+        assert_same_run(ref, value_iteration(m, epsilon=1e-7, engine="compiled", **kw), 0.0)
+    cut = whole[2]
+    assert not bool(np.any(cut.converged)) and bool(np.all(cut.n_iter == 7)) and cut.residual_path.size == 7
+    p, r = two_state()
+    for stop in ("sup", "span"):
+        zero = value_iteration(p, r, 0.0, stop=stop, engine="compiled")
+        assert int(zero.n_iter) == 1 and bool(zero.converged)
+        np.testing.assert_array_equal(zero.values, [1.0, 2.0])
+
+
+def test_the_comparison_rejects_a_wrong_run():
+    """The engines' comparison fails on a run with the threshold off by a factor 2, one iteration short of the
+    stop, or values shifted by 1e-11."""
+    m, _ = _compiled_cases()["sparse"]
+    ref = value_iteration(m, epsilon=1e-7, stop="span", engine="array")
+    loose = value_iteration(m, epsilon=2e-7, stop="span", engine="compiled")
+    short = value_iteration(m, epsilon=1e-7, stop="span", engine="compiled", max_iter=int(ref.n_iter.max()) - 1)
+    good = value_iteration(m, epsilon=1e-7, stop="span", engine="compiled")
+    shifted = type(good)(**{**vars(good), "values": good.values + 1e-11})
+    assert_same_run(ref, good, 0.0)
+    for wrong in (loose, short, shifted):
+        with pytest.raises(AssertionError):
+            assert_same_run(ref, wrong, 1e-12)
+
+
+def test_engine_is_checked_and_compiled_needs_numpy_float64():
+    p, r = two_state()
+    with pytest.raises(ValueError, match="engine"):
+        value_iteration(p, r, 0.9, engine="numba")
+    with pytest.raises(ValueError, match="engine"):
+        value_iteration(p.astype(np.float32), r.astype(np.float32), 0.9, engine="compiled")
+    single = value_iteration(p.astype(np.float32), r.astype(np.float32), 0.9)  # auto: the array engine
+    assert single.values.dtype == np.float32 and bool(single.converged)
 
 
 def test_value_iteration_without_policy_evaluation():
