@@ -297,26 +297,73 @@ def _topk_push(x, i, m, k, topv, topi):
 
 
 @register_jitable
-def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi):
+def _topk_select(v, e, k, topv, topi):
+    """Top ``min(k, e)`` of ``v[:e]`` into ``topv``/``topi`` by selection; the lists of :func:`_topk_insert`.
+
+    Pass ``r`` takes the largest remaining value, the lowest index among equal ones (a strict
+    comparison in index order, run as two interleaved chains, even and odd indices, merged with the
+    same rule), and marks it taken by overwriting it with ``-inf``: ``v`` is consumed.  The picks are
+    the first ``min(k, e)`` entries in the order value descending, index ascending, which is what
+    :func:`_topk_insert` keeps, for finite values (a taken entry then never beats one left).
+    Returns ``min(k, e)``.
+    """
+    kk = min(k, e)
+    for r in range(kk):
+        b0 = v[0]
+        i0 = 0
+        b1 = b0
+        i1 = 0
+        i = 1
+        while i + 1 < e:
+            if v[i] > b0:
+                b0 = v[i]
+                i0 = i
+            if v[i + 1] > b1:
+                b1 = v[i + 1]
+                i1 = i + 1
+            i += 2
+        if i < e and v[i] > b0:
+            b0 = v[i]
+            i0 = i
+        if b1 > b0 or (b1 == b0 and i1 < i0):
+            b0 = b1
+            i0 = i1
+        topv[r] = b0
+        topi[r] = i0
+        v[i0] = -np.inf
+    return kk
+
+
+@register_jitable
+def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi, w):
     r"""Top-K of the generated scores of token ``n`` plus ``b`` (and plus ``bstar`` when ``comp_mode > 0``).
 
     Each score is that of :func:`~expertlab.balance.generators.score_at`, :math:`m_i + \sigma z` with
     the batch's means :math:`m_i` = ``mu[i]`` (from :func:`~expertlab.balance.generators.mean_at`) and
     :math:`z` the ziggurat normal owning the draws from :math:`(nE + i) D` on (:math:`D` = ``ZIG_DRAWS``),
-    computed by the same operations and offered in turn to the lists, so the lists are the ones
-    :func:`_topk_insert` gives on every score.  On the ziggurat's fast path a score costs one hash and
-    a table lookup, so every score is computed: a bound that skipped some would save little besides
-    that hash, which it needs itself.  Returns the number of entries of the comparator list (0 without
-    comparator).
+    computed by the same operations into the work row ``w`` (float, ``(E,)``).  Each list is then built
+    by selection (:func:`_topk_select`, ``K`` passes): the comparator's on ``w + bstar`` written into
+    ``ctopv`` (float, ``(E,)``, its first ``K`` entries the values on return), ALF-LB's on ``w + b`` in
+    ``w`` itself.  The lists are the ones :func:`_topk_insert` gives on every score (finite scores),
+    at less cost than offering each score to the lists in turn: the passes are comparisons that mostly
+    go one way, where insertion takes an unpredictable branch and a shift whenever a score enters.  On
+    the ziggurat's fast path a score costs one hash and a table lookup, so every score is computed: a
+    bound that skipped some would save little besides that hash, which it needs itself.  Returns the
+    number of entries of the comparator list, ``min(k, e)`` (0 without comparator).
     """
-    m = 0
-    mc = 0
     j0 = np.int64(n) * np.int64(e)
     for i in range(e):
-        sc = mu[i] + sigma * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
-        m = _topk_push(sc + b[i], i, m, k, topv, topi)
-        if comp_mode > 0:
-            mc = _topk_push(sc + bstar[i], i, mc, k, ctopv, ctopi)
+        w[i] = mu[i] + sigma * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
+    mc = 0
+    if comp_mode > 0:
+        for i in range(e):
+            ctopv[i] = w[i] + bstar[i]
+        mc = _topk_select(ctopv, e, k, topv, ctopi)
+        for j in range(mc):
+            ctopv[j] = topv[j]
+    for i in range(e):
+        w[i] += b[i]
+    _topk_select(w, e, k, topv, topi)
     return mc
 
 
@@ -324,14 +371,14 @@ def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, c
 def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
               horizon, ckpts, comp_mode, comp_bias,
               out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-              b, bstar, cum, load, srow, v, topv, topi, ctopi):
+              b, bstar, cum, load, srow, v, w, topv, topi, ctopi):
     """One replication of ALF-LB on a routing environment (all batches, all tokens).
 
     The scalar body shared by the Numba driver and the CUDA kernel: it
-    allocates nothing; ``b, bstar, srow, v`` (float, ``(E,)``), ``cum, load``
+    allocates nothing; ``b, bstar, srow, v, w`` (float, ``(E,)``), ``cum, load``
     (int, ``(E,)``), ``topv`` (float, ``(K,)``) and ``topi`` (int, ``(K,)``)
     are this replication's work rows, and ``ctopi`` (int, ``(K,)``) the experts of the comparator's top
-    list when the scores are generated (``v`` then holds the batch's mean scores).  ``scores``, ``capm`` and
+    list when the scores are generated (``v`` then holds the batch's mean scores and ``w`` a token's scores).  ``scores``, ``capm`` and
     ``comp_bias`` have one row per replication or a single shared row.
     ``comp_mode``: 0 no comparator, 1 the fixed rows ``comp_bias``, 2 the
     drifting generator's :math:`-m(t)`.  The metric outputs are
@@ -367,7 +414,7 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, 
         for n in range(n_tokens):
             if use_gen:
                 # srow holds the comparator's top values, ctopi its experts
-                _route_token_gen(v, gparams[0], e, key, n, k, b, bstar, comp_mode, topv, topi, srow, ctopi)
+                _route_token_gen(v, gparams[0], e, key, n, k, b, bstar, comp_mode, topv, topi, srow, ctopi, w)
             else:
                 for i in range(e):
                     srow[i] = scores[rs, n, i]
@@ -455,7 +502,7 @@ def _alf_kernel(scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, r
                   horizon, ckpts, comp_mode, comp_bias,
                   out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
                   np.empty(e), np.empty(e), np.zeros(e, np.int64), np.zeros(e, np.int64), np.empty(e),
-                  np.empty(e), np.empty(k), np.zeros(k, np.int64), np.zeros(k, np.int64))
+                  np.empty(e), np.empty(e), np.empty(k), np.zeros(k, np.int64), np.zeros(k, np.int64))
 
 
 _cuda = None  # numba.cuda, set by _cuda_kernel (the simulator swaps it in a kernel's module globals)
@@ -475,13 +522,13 @@ def _cuda_kernel():
     def kern(scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
              horizon, ckpts, comp_mode, comp_bias,
              out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-             wb, wbstar, wcum, wload, wsrow, wv, wtopv, wtopi, wctopi):
+             wb, wbstar, wcum, wload, wsrow, wv, ww, wtopv, wtopi, wctopi):
         r = _cuda.grid(1)
         if r < bias0.shape[0]:
             _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
                       horizon, ckpts, comp_mode, comp_bias,
                       out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-                      wb[r], wbstar[r], wcum[r], wload[r], wsrow[r], wv[r], wtopv[r], wtopi[r], wctopi[r])
+                      wb[r], wbstar[r], wcum[r], wload[r], wsrow[r], wv[r], ww[r], wtopv[r], wtopi[r], wctopi[r])
 
     _CUDA_KERNEL.append(kern)
     return kern
@@ -497,7 +544,7 @@ def _cuda_run(args, outs, k, threads_per_block=64):
     outs_d = [cuda.to_device(o) for o in outs]
     work = [cuda.to_device(np.zeros((n_reps, e))) for _ in range(2)]
     work += [cuda.to_device(np.zeros((n_reps, e), np.int64)) for _ in range(2)]
-    work += [cuda.to_device(np.zeros((n_reps, e))) for _ in range(2)]
+    work += [cuda.to_device(np.zeros((n_reps, e))) for _ in range(3)]
     work += [cuda.to_device(np.zeros((n_reps, k))), cuda.to_device(np.zeros((n_reps, k), np.int64))]
     work += [cuda.to_device(np.zeros((n_reps, k), np.int64))]
     blocks = (n_reps + threads_per_block - 1) // threads_per_block
