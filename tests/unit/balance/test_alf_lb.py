@@ -479,7 +479,7 @@ def test_generated_token_routing_gives_the_top_lists_of_every_score(k):
                     key = round_key(rep_key(np.uint64(9), np.uint64(it % 2)), np.uint64(it))
                 for comp in (0, 1):
                     want = [np.zeros(k), np.zeros(k, np.int64), np.zeros(k), np.zeros(k, np.int64)]
-                    got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64), np.zeros(e)]
+                    got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64), np.zeros(2 * e)]
                     for n in range(40):
                         ref(gen.params, e, key, it, n, k, b, bstar, comp, *want)
                         mc = route(mu, gen.params[0], e, key, n, k, b, bstar, comp, *got)
@@ -510,7 +510,7 @@ def test_generated_token_routing_ties_and_fewer_experts_than_k():
             kk = min(k, e)
             for comp in (0, 1):
                 got = [np.full(k, 7.5), np.full(k, -3, np.int64), np.full(max(e, k), 7.5), np.full(k, -3, np.int64),
-                       np.zeros(e)]
+                       np.zeros(2 * e)]
                 mc = route(mu, 0.0, e, key, 0, k, b, bstar, comp, *got)
                 assert mc == (kk if comp else 0)
                 for bias, vals, idx in ((b, got[0], got[1]), (bstar, got[2], got[3])):
