@@ -32,7 +32,7 @@ from expertlab import sim
 from expertlab._random import rep_key, round_key
 from expertlab.balance import (AssignmentBatch, AssignmentProblem, alf_lb, routing, routing_fixed, solve_exact,
                                top_k_route)
-from expertlab.balance._alf_lb import _topk_insert
+from expertlab.balance._alf_lb import _topk_select
 from expertlab.balance.generators import iid_plus_offset, score_at
 
 
@@ -40,12 +40,13 @@ from expertlab.balance.generators import iid_plus_offset, score_at
 def scores_and_top_k(gparams, n_experts, k, n_tokens, horizon, seed, n_reps):
     """The roofline: generate every score of every batch (as the online environment does) and take its top K.
 
-    No bias, no loads, no update: the least any online top-K router on these scores has to do.
+    No bias, no loads, no update: the least any online top-K router on these scores has to do.  The top K
+    is taken as ALF-LB's kernel takes it (the selection of ``_topk_select``), once per token.
     Returns the number of times each expert was picked, per replication (so nothing is optimised away).
     """
     picks = np.zeros((n_reps, n_experts), np.int64)
     for r in prange(n_reps):
-        v = np.empty(n_experts)
+        v = np.empty(2 * n_experts)  # the scores, then the selection's scratch
         topv = np.empty(k)
         topi = np.zeros(k, np.int64)
         rkey = rep_key(seed, np.uint64(r))
@@ -54,7 +55,7 @@ def scores_and_top_k(gparams, n_experts, k, n_tokens, horizon, seed, n_reps):
             for n in range(n_tokens):
                 for i in range(n_experts):
                     v[i] = score_at(gparams, n_experts, key, it, n, i)
-                _topk_insert(v, n_experts, k, topv, topi)
+                _topk_select(v, n_experts, k, topv, topi, v, n_experts)
                 for j in range(k):
                     picks[r, topi[j]] += 1
     return picks

@@ -297,26 +297,86 @@ def _topk_push(x, i, m, k, topv, topi):
 
 
 @register_jitable
-def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi):
+def _block_max(v, lo, hi):
+    """The largest of ``v[lo:hi]`` (``lo < hi``)."""
+    m = v[lo]
+    for i in range(lo + 1, hi):
+        if v[i] > m:
+            m = v[i]
+    return m
+
+
+@register_jitable
+def _topk_select(v, e, k, topv, topi, bm, o):
+    r"""Top ``min(k, e)`` of ``v[:e]`` into ``topv``/``topi`` by selection; the lists of :func:`_topk_insert`.
+
+    A two-level tournament: ``v[:e]`` is cut into blocks of ``g`` entries, ``g`` the least with
+    :math:`g^2 \ge e`, whose maxima go to the scratch ``bm[o:o + ceil(e / g)]``.  Pass ``r`` takes the
+    largest block maximum (the lowest block on ties, by a strict comparison in block order), the
+    first entry of that block equal to it, overwrites that entry with ``-inf`` (``v`` is consumed) and
+    recomputes the block's maximum: about :math:`e + 2k\sqrt{e}` comparisons instead of the :math:`ke`
+    of plain selection.  Blocks are in index order, so each pick is the largest value left, the lowest
+    index among equal ones: the picks are the first ``min(k, e)`` entries in the order value
+    descending, index ascending, which is what :func:`_topk_insert` keeps, for finite values (a taken
+    entry then never beats one left).  Returns ``min(k, e)``.
+    """
+    kk = min(k, e)
+    g = 1
+    while g * g < e:
+        g += 1
+    nb = (e + g - 1) // g
+    for j in range(nb):
+        bm[o + j] = _block_max(v, j * g, min(j * g + g, e))
+    for r in range(kk):
+        best = bm[o]
+        jb = 0
+        for j in range(1, nb):
+            if bm[o + j] > best:
+                best = bm[o + j]
+                jb = j
+        lo = jb * g
+        hi = min(lo + g, e)
+        i0 = lo
+        while i0 < hi - 1 and v[i0] != best:
+            i0 += 1
+        topv[r] = best
+        topi[r] = i0
+        v[i0] = -np.inf
+        bm[o + jb] = _block_max(v, lo, hi)
+    return kk
+
+
+@register_jitable
+def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi, w):
     r"""Top-K of the generated scores of token ``n`` plus ``b`` (and plus ``bstar`` when ``comp_mode > 0``).
 
     Each score is that of :func:`~expertlab.balance.generators.score_at`, :math:`m_i + \sigma z` with
     the batch's means :math:`m_i` = ``mu[i]`` (from :func:`~expertlab.balance.generators.mean_at`) and
     :math:`z` the ziggurat normal owning the draws from :math:`(nE + i) D` on (:math:`D` = ``ZIG_DRAWS``),
-    computed by the same operations and offered in turn to the lists, so the lists are the ones
-    :func:`_topk_insert` gives on every score.  On the ziggurat's fast path a score costs one hash and
-    a table lookup, so every score is computed: a bound that skipped some would save little besides
-    that hash, which it needs itself.  Returns the number of entries of the comparator list (0 without
-    comparator).
+    computed by the same operations into ``w[:E]`` (``w`` a float work row, ``(2E,)``; ``w[E:]`` the
+    selection's scratch).  Each list is then built by selection (:func:`_topk_select`): the
+    comparator's on ``w + bstar`` written into ``ctopv`` (float, ``(E,)``, its first ``K`` entries the
+    values on return), ALF-LB's on ``w + b`` in ``w`` itself.  The lists are the ones
+    :func:`_topk_insert` gives on every score (finite scores), at less cost than offering each score
+    to the lists in turn: the selection's comparisons, about :math:`E + 2K\sqrt E` per list, mostly go
+    one way, where insertion takes an unpredictable branch and a shift whenever a score enters.  On
+    the ziggurat's fast path a score costs one hash and a table lookup, so every score is computed: a
+    bound that skipped some would save little besides that hash, which it needs itself.  Returns the
+    number of entries of the comparator list, ``min(k, e)`` (0 without comparator).
     """
-    m = 0
-    mc = 0
     j0 = np.int64(n) * np.int64(e)
     for i in range(e):
-        sc = mu[i] + sigma * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
-        m = _topk_push(sc + b[i], i, m, k, topv, topi)
-        if comp_mode > 0:
-            mc = _topk_push(sc + bstar[i], i, mc, k, ctopv, ctopi)
+        w[i] = mu[i] + sigma * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
+    mc = 0
+    if comp_mode > 0:
+        for i in range(e):
+            ctopv[i] = w[i] + bstar[i]
+        mc = _topk_select(ctopv, e, k, topv, ctopi, w, e)
+        for j in range(mc):
+            ctopv[j] = topv[j]
+    for i in range(e):
+        w[i] += b[i]
+    _topk_select(w, e, k, topv, topi, w, e)
     return mc
 
 
@@ -324,15 +384,16 @@ def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, c
 def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
               horizon, ckpts, comp_mode, comp_bias,
               out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-              b, bstar, cum, load, srow, v, topv, topi, ctopi):
+              b, bstar, cum, load, srow, v, w, topv, topi, ctopi):
     """One replication of ALF-LB on a routing environment (all batches, all tokens).
 
     The scalar body shared by the Numba driver and the CUDA kernel: it
-    allocates nothing; ``b, bstar, srow, v`` (float, ``(E,)``), ``cum, load``
+    allocates nothing; ``b, bstar, srow, v`` (float, ``(E,)``), ``w`` (float, ``(2E,)``), ``cum, load``
     (int, ``(E,)``), ``topv`` (float, ``(K,)``) and ``topi`` (int, ``(K,)``)
     are this replication's work rows, and ``ctopi`` (int, ``(K,)``) the experts of the comparator's top
-    list when the scores are generated (``v`` then holds the batch's mean scores).  ``scores``, ``capm`` and
-    ``comp_bias`` have one row per replication or a single shared row.
+    list when the scores are generated (``v`` then holds the batch's mean scores, ``w`` a token's scores
+    and the selection's scratch).  ``scores``, ``capm`` and ``comp_bias`` have one row per replication or
+    a single shared row.
     ``comp_mode``: 0 no comparator, 1 the fixed rows ``comp_bias``, 2 the
     drifting generator's :math:`-m(t)`.  The metric outputs are
     ``(n_checkpoints, n_reps)``, as :func:`expertlab.sim.run` records them.
@@ -367,7 +428,7 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, 
         for n in range(n_tokens):
             if use_gen:
                 # srow holds the comparator's top values, ctopi its experts
-                _route_token_gen(v, gparams[0], e, key, n, k, b, bstar, comp_mode, topv, topi, srow, ctopi)
+                _route_token_gen(v, gparams[0], e, key, n, k, b, bstar, comp_mode, topv, topi, srow, ctopi, w)
             else:
                 for i in range(e):
                     srow[i] = scores[rs, n, i]
@@ -455,7 +516,7 @@ def _alf_kernel(scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, r
                   horizon, ckpts, comp_mode, comp_bias,
                   out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
                   np.empty(e), np.empty(e), np.zeros(e, np.int64), np.zeros(e, np.int64), np.empty(e),
-                  np.empty(e), np.empty(k), np.zeros(k, np.int64), np.zeros(k, np.int64))
+                  np.empty(e), np.empty(2 * e), np.empty(k), np.zeros(k, np.int64), np.zeros(k, np.int64))
 
 
 _cuda = None  # numba.cuda, set by _cuda_kernel (the simulator swaps it in a kernel's module globals)
@@ -475,13 +536,13 @@ def _cuda_kernel():
     def kern(scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
              horizon, ckpts, comp_mode, comp_bias,
              out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-             wb, wbstar, wcum, wload, wsrow, wv, wtopv, wtopi, wctopi):
+             wb, wbstar, wcum, wload, wsrow, wv, ww, wtopv, wtopi, wctopi):
         r = _cuda.grid(1)
         if r < bias0.shape[0]:
             _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, rule, step, bias0,
                       horizon, ckpts, comp_mode, comp_bias,
                       out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
-                      wb[r], wbstar[r], wcum[r], wload[r], wsrow[r], wv[r], wtopv[r], wtopi[r], wctopi[r])
+                      wb[r], wbstar[r], wcum[r], wload[r], wsrow[r], wv[r], ww[r], wtopv[r], wtopi[r], wctopi[r])
 
     _CUDA_KERNEL.append(kern)
     return kern
@@ -498,6 +559,7 @@ def _cuda_run(args, outs, k, threads_per_block=64):
     work = [cuda.to_device(np.zeros((n_reps, e))) for _ in range(2)]
     work += [cuda.to_device(np.zeros((n_reps, e), np.int64)) for _ in range(2)]
     work += [cuda.to_device(np.zeros((n_reps, e))) for _ in range(2)]
+    work += [cuda.to_device(np.zeros((n_reps, 2 * e)))]
     work += [cuda.to_device(np.zeros((n_reps, k))), cuda.to_device(np.zeros((n_reps, k), np.int64))]
     work += [cuda.to_device(np.zeros((n_reps, k), np.int64))]
     blocks = (n_reps + threads_per_block - 1) // threads_per_block

@@ -479,7 +479,7 @@ def test_generated_token_routing_gives_the_top_lists_of_every_score(k):
                     key = round_key(rep_key(np.uint64(9), np.uint64(it % 2)), np.uint64(it))
                 for comp in (0, 1):
                     want = [np.zeros(k), np.zeros(k, np.int64), np.zeros(k), np.zeros(k, np.int64)]
-                    got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64)]
+                    got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64), np.zeros(2 * e)]
                     for n in range(40):
                         ref(gen.params, e, key, it, n, k, b, bstar, comp, *want)
                         mc = route(mu, gen.params[0], e, key, n, k, b, bstar, comp, *got)
@@ -489,3 +489,40 @@ def test_generated_token_routing_gives_the_top_lists_of_every_score(k):
                             assert np.array_equal(got[2][:k], want[2]) and np.array_equal(got[3], want[3])
                         n_cases += 1
     assert n_cases >= 5 * 4 * 3 * 2 * 40
+
+
+def test_generated_token_routing_ties_and_fewer_experts_than_k():
+    # sigma = 0 makes every score its mean; integer-valued means and biases then tie often (the lists keep
+    # the lowest index first), and with e < k each list holds all e experts, as _topk_insert gives them
+    from numba import njit
+
+    from expertlab.balance._alf_lb import _route_token_gen, _topk_insert
+
+    route = njit(_route_token_gen)
+    ins = njit(_topk_insert)
+    rng = np.random.default_rng(11)
+    key = np.uint64(12345)
+    n_cases = n_ties = 0
+    for e, k in ((5, 3), (6, 6), (7, 2), (3, 5), (1, 4), (9, 9)):
+        for _ in range(6):
+            mu = rng.integers(-2, 3, size=e).astype(float)
+            b, bstar = rng.integers(-1, 2, size=e).astype(float), rng.integers(-1, 2, size=e).astype(float)
+            kk = min(k, e)
+            for comp in (0, 1):
+                got = [np.full(k, 7.5), np.full(k, -3, np.int64), np.full(max(e, k), 7.5), np.full(k, -3, np.int64),
+                       np.zeros(2 * e)]
+                mc = route(mu, 0.0, e, key, 0, k, b, bstar, comp, *got)
+                assert mc == (kk if comp else 0)
+                for bias, vals, idx in ((b, got[0], got[1]), (bstar, got[2], got[3])):
+                    if bias is bstar and not comp:
+                        continue
+                    want_v, want_i = np.full(k, 7.5), np.full(k, -3, np.int64)
+                    ins(mu + bias, e, k, want_v, want_i)
+                    # the reference, written out: value descending, then index ascending
+                    order = sorted(range(e), key=lambda i: (-(mu[i] + bias[i]), i))[:kk]
+                    assert want_i[:kk].tolist() == order
+                    assert idx[:kk].tolist() == order and np.array_equal(vals[:kk], want_v[:kk])
+                    assert np.all(idx[kk:] == -3) and np.all(vals[kk:k] == 7.5)  # nothing past min(k, e)
+                    n_ties += len(set((mu + bias).tolist())) < e
+                    n_cases += 1
+    assert n_cases == 6 * 6 * 3 and n_ties >= 50
