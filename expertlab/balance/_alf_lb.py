@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import math
+
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
@@ -346,6 +348,64 @@ def _topk_select(v, e, k, topv, topi, bm, o):
     return kk
 
 
+#: Weight of the latest token in the running mean and variance of a list's K-th value.
+_TRACK_WEIGHT = 1.0 / 16.0
+#: A list's threshold lies this many running standard deviations below the running mean of its K-th value.
+_TRACK_WIDTH = 2.0
+
+
+@register_jitable
+def _topk_filtered(w, add, e, k, topv, topi, full, t):
+    r"""Top ``min(k, e)`` of ``w[:e] + add[:e]``, looking first only at values above a tracked threshold.
+
+    ``full`` is a float row of at least ``3e + 4`` entries (the token work row of
+    :func:`_route_token_gen`): ``full[e:2e]`` and ``full[2e:3e]`` receive the values and indices (as
+    floats) of the candidates, the values at least the threshold :math:`\tau = m - 2.5 s`, where
+    ``full[t]`` = :math:`m` and ``full[t + 1]`` = :math:`s^2` are a running mean and variance of the
+    list's last (K-th) value over the previous tokens (:math:`m = -\infty` before the first: every
+    value passes).  When at least ``min(k, e)`` values pass, every other value lies below all of them,
+    so the top list is the candidates' (picked by plain selection, ties to the lowest index: the
+    candidates are in index order); otherwise the whole row goes through :func:`_topk_select`.  Either
+    way the list is the one :func:`_topk_insert` gives (finite values), whatever :math:`m` and
+    :math:`s^2` hold: they only decide the cost.  Returns ``min(k, e)``.
+    """
+    kk = min(k, e)
+    m = full[t]
+    s2 = full[t + 1]
+    tau = m - _TRACK_WIDTH * math.sqrt(s2)
+    c = 0
+    for i in range(e):  # branch-free gathering: write every value, advance past those that pass
+        x = w[i] + add[i]
+        full[e + c] = x
+        full[2 * e + c] = i
+        c += x >= tau
+    if c >= kk:
+        for r in range(kk):
+            best = full[e]
+            jb = 0
+            for j in range(1, c):  # written with selects: the running maximum changes unpredictably
+                x = full[e + j]
+                up = x > best
+                jb = j if up else jb
+                best = x if up else best
+            topv[r] = best
+            topi[r] = np.int64(full[2 * e + jb])
+            full[e + jb] = -np.inf
+    else:
+        for i in range(e):
+            full[e + i] = w[i] + add[i]
+        _topk_select(full[e:2 * e], e, k, topv, topi, full, 2 * e)
+    last = topv[kk - 1]
+    if m == -np.inf:  # the first token: start from its K-th value, with the list's spread as the scale
+        full[t] = last
+        full[t + 1] = (topv[0] - last) ** 2
+    else:
+        d = last - m
+        full[t] = m + _TRACK_WEIGHT * d
+        full[t + 1] = (1.0 - _TRACK_WEIGHT) * (s2 + _TRACK_WEIGHT * d * d)
+    return kk
+
+
 @register_jitable
 def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, ctopv, ctopi, w):
     r"""Top-K of the generated scores of token ``n`` plus ``b`` (and plus ``bstar`` when ``comp_mode > 0``).
@@ -353,30 +413,26 @@ def _route_token_gen(mu, sigma, e, key, n, k, b, bstar, comp_mode, topv, topi, c
     Each score is that of :func:`~expertlab.balance.generators.score_at`, :math:`m_i + \sigma z` with
     the batch's means :math:`m_i` = ``mu[i]`` (from :func:`~expertlab.balance.generators.mean_at`) and
     :math:`z` the ziggurat normal owning the draws from :math:`(nE + i) D` on (:math:`D` = ``ZIG_DRAWS``),
-    computed by the same operations into ``w[:E]`` (``w`` a float work row, ``(2E,)``; ``w[E:]`` the
-    selection's scratch).  Each list is then built by selection (:func:`_topk_select`): the
-    comparator's on ``w + bstar`` written into ``ctopv`` (float, ``(E,)``, its first ``K`` entries the
-    values on return), ALF-LB's on ``w + b`` in ``w`` itself.  The lists are the ones
-    :func:`_topk_insert` gives on every score (finite scores), at less cost than offering each score
-    to the lists in turn: the selection's comparisons, about :math:`E + 2K\sqrt E` per list, mostly go
-    one way, where insertion takes an unpredictable branch and a shift whenever a score enters.  On
-    the ziggurat's fast path a score costs one hash and a table lookup, so every score is computed: a
-    bound that skipped some would save little besides that hash, which it needs itself.  Returns the
-    number of entries of the comparator list, ``min(k, e)`` (0 without comparator).
+    computed by the same operations into ``w[:E]``.  ``w`` is the replication's float work row,
+    ``(3E + 4,)``: ``w[E:3E]`` the lists' scratch, and ``w[3E:3E + 4]`` the running mean and variance
+    of the comparator's and of ALF-LB's K-th value, carried from token to token (set them to
+    ``-inf, 0, -inf, 0`` before the first token).  Each list is built by :func:`_topk_filtered`: the scores plus the list's bias that
+    pass its threshold are gathered, and the list is selected among them; when fewer than K pass, the
+    whole row goes through the tournament of :func:`_topk_select`.  The lists are the ones
+    :func:`_topk_insert` gives on every score (finite scores), whatever the thresholds; with thresholds
+    that track each list's K-th value (about a dozen candidates out of 64 experts), a list costs one
+    branch-free pass over the scores and a selection among a few entries, where insertion takes an
+    unpredictable branch and a shift whenever a score enters.  The comparator's list goes to ``ctopv``
+    (its first ``K`` entries) and ``ctopi``, ALF-LB's to ``topv``, ``topi``.  Returns the number of
+    entries of the comparator list, ``min(k, e)`` (0 without comparator).
     """
     j0 = np.int64(n) * np.int64(e)
     for i in range(e):
         w[i] = mu[i] + sigma * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
     mc = 0
     if comp_mode > 0:
-        for i in range(e):
-            ctopv[i] = w[i] + bstar[i]
-        mc = _topk_select(ctopv, e, k, topv, ctopi, w, e)
-        for j in range(mc):
-            ctopv[j] = topv[j]
-    for i in range(e):
-        w[i] += b[i]
-    _topk_select(w, e, k, topv, topi, w, e)
+        mc = _topk_filtered(w, bstar, e, k, ctopv, ctopi, w, 3 * e)
+    _topk_filtered(w, b, e, k, topv, topi, w, 3 * e + 2)
     return mc
 
 
@@ -388,7 +444,7 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, 
     """One replication of ALF-LB on a routing environment (all batches, all tokens).
 
     The scalar body shared by the Numba driver and the CUDA kernel: it
-    allocates nothing; ``b, bstar, srow, v`` (float, ``(E,)``), ``w`` (float, ``(2E,)``), ``cum, load``
+    allocates nothing; ``b, bstar, srow, v`` (float, ``(E,)``), ``w`` (float, ``(3E + 4,)``), ``cum, load``
     (int, ``(E,)``), ``topv`` (float, ``(K,)``) and ``topi`` (int, ``(K,)``)
     are this replication's work rows, and ``ctopi`` (int, ``(K,)``) the experts of the comparator's top
     list when the scores are generated (``v`` then holds the batch's mean scores, ``w`` a token's scores
@@ -410,6 +466,9 @@ def _rep_body(r, scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, 
     for j in range(k):
         topi[j] = 0
         ctopi[j] = 0
+    for j in range(2):  # the two top lists' tracked K-th values (see _route_token_gen)
+        w[3 * e + 2 * j] = -np.inf
+        w[3 * e + 2 * j + 1] = 0.0
     rkey = rep_key(seed, np.uint64(rep0 + r))
     c = 0
     reg = 0.0
@@ -516,7 +575,7 @@ def _alf_kernel(scores, use_gen, gparams, n_tokens, seed, rep0, k, capm, cbar, r
                   horizon, ckpts, comp_mode, comp_bias,
                   out_maxvio, out_gmaxvio, out_dual, out_regret, out_berr, bias_fin, loads_fin, cum_fin,
                   np.empty(e), np.empty(e), np.zeros(e, np.int64), np.zeros(e, np.int64), np.empty(e),
-                  np.empty(e), np.empty(2 * e), np.empty(k), np.zeros(k, np.int64), np.zeros(k, np.int64))
+                  np.empty(e), np.empty(3 * e + 4), np.empty(k), np.zeros(k, np.int64), np.zeros(k, np.int64))
 
 
 _cuda = None  # numba.cuda, set by _cuda_kernel (the simulator swaps it in a kernel's module globals)
@@ -559,7 +618,7 @@ def _cuda_run(args, outs, k, threads_per_block=64):
     work = [cuda.to_device(np.zeros((n_reps, e))) for _ in range(2)]
     work += [cuda.to_device(np.zeros((n_reps, e), np.int64)) for _ in range(2)]
     work += [cuda.to_device(np.zeros((n_reps, e))) for _ in range(2)]
-    work += [cuda.to_device(np.zeros((n_reps, 2 * e)))]
+    work += [cuda.to_device(np.zeros((n_reps, 3 * e + 4)))]
     work += [cuda.to_device(np.zeros((n_reps, k))), cuda.to_device(np.zeros((n_reps, k), np.int64))]
     work += [cuda.to_device(np.zeros((n_reps, k), np.int64))]
     blocks = (n_reps + threads_per_block - 1) // threads_per_block

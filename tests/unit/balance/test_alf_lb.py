@@ -454,6 +454,13 @@ def _generators():
                                                                 np.zeros(6)])
 
 
+def _work_row(e, thresholds=(-np.inf, 0.0, -np.inf, 0.0)):
+    """A token work row of the routing kernel, its two lists' thresholds and margins set as a replication starts."""
+    w = np.zeros(3 * e + 4)
+    w[3 * e:] = thresholds
+    return w
+
+
 @pytest.mark.parametrize("k", [1, 2, 6])
 def test_generated_token_routing_gives_the_top_lists_of_every_score(k):
     from numba import njit
@@ -479,7 +486,7 @@ def test_generated_token_routing_gives_the_top_lists_of_every_score(k):
                     key = round_key(rep_key(np.uint64(9), np.uint64(it % 2)), np.uint64(it))
                 for comp in (0, 1):
                     want = [np.zeros(k), np.zeros(k, np.int64), np.zeros(k), np.zeros(k, np.int64)]
-                    got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64), np.zeros(2 * e)]
+                    got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64), _work_row(e)]
                     for n in range(40):
                         ref(gen.params, e, key, it, n, k, b, bstar, comp, *want)
                         mc = route(mu, gen.params[0], e, key, n, k, b, bstar, comp, *got)
@@ -510,7 +517,7 @@ def test_generated_token_routing_ties_and_fewer_experts_than_k():
             kk = min(k, e)
             for comp in (0, 1):
                 got = [np.full(k, 7.5), np.full(k, -3, np.int64), np.full(max(e, k), 7.5), np.full(k, -3, np.int64),
-                       np.zeros(2 * e)]
+                       _work_row(e)]
                 mc = route(mu, 0.0, e, key, 0, k, b, bstar, comp, *got)
                 assert mc == (kk if comp else 0)
                 for bias, vals, idx in ((b, got[0], got[1]), (bstar, got[2], got[3])):
@@ -526,3 +533,54 @@ def test_generated_token_routing_ties_and_fewer_experts_than_k():
                     n_ties += len(set((mu + bias).tolist())) < e
                     n_cases += 1
     assert n_cases == 6 * 6 * 3 and n_ties >= 50
+
+
+@pytest.mark.parametrize("thresholds", ["random", "always-full", "all-pass"])
+def test_generated_token_routing_is_exact_whatever_the_thresholds(thresholds):
+    """The carried thresholds only decide how a list is found: random ones, ones that send every list to the full
+    selection, and ones every score passes all give the lists of _topk_insert on every score."""
+    from numba import njit
+
+    from expertlab.balance._alf_lb import _route_token_gen, _topk_insert
+
+    route = njit(_route_token_gen)
+    ins = njit(_topk_insert)
+    rng = np.random.default_rng(21)
+    e, k = 64, 6
+    mu = rng.normal(size=e)
+    b, bstar = rng.normal(scale=0.5, size=e), -mu
+    w = _work_row(e)
+    fixed = {"always-full": (np.inf, 0.0, np.inf, 0.0), "all-pass": (-np.inf, 0.0, -np.inf, 0.0)}
+    for n in range(60):
+        w[3 * e:] = fixed.get(thresholds) or (rng.normal(scale=2.0), abs(rng.normal()),
+                                              rng.normal(scale=2.0), abs(rng.normal()))
+        got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64)]
+        assert route(mu, 1.0, e, np.uint64(777), n, k, b, bstar, 1, *got, w) == k
+        scores = w[:e].copy()  # the token's scores
+        for bias, vals, idx in ((b, got[0], got[1]), (bstar, got[2][:k], got[3])):
+            want_v, want_i = np.zeros(k), np.zeros(k, np.int64)
+            ins(scores + bias, e, k, want_v, want_i)
+            assert np.array_equal(idx, want_i) and np.array_equal(vals, want_v)
+
+
+def test_tracked_thresholds_keep_most_lists_on_a_few_candidates():
+    """With the K-th values tracked from token to token (as the kernel does), almost every token's list is found
+    among a few candidates: the count checks that the fast path is really taken and that it is cheap."""
+    from numba import njit
+
+    from expertlab.balance._alf_lb import _TRACK_WIDTH, _route_token_gen
+
+    route = njit(_route_token_gen)
+    rng = np.random.default_rng(22)
+    e, k = 64, 6
+    mu, b = rng.normal(size=e), rng.normal(scale=0.5, size=e)
+    w = _work_row(e)
+    passed = []
+    for n in range(400):
+        tau_b = w[3 * e + 2] - _TRACK_WIDTH * np.sqrt(w[3 * e + 3])
+        got = [np.zeros(k), np.zeros(k, np.int64), np.zeros(e), np.zeros(k, np.int64)]
+        route(mu, 1.0, e, np.uint64(99), n, k, b, -mu, 1, *got, w)
+        passed.append(int(np.sum(w[:e] + b >= tau_b)))
+    passed = np.array(passed[20:])  # after the first tokens
+    assert np.mean(passed >= k) >= 0.9, np.mean(passed >= k)
+    assert np.mean(passed) <= 20, np.mean(passed)
