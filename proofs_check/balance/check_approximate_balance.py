@@ -67,7 +67,7 @@ rounding of :math:`p^\star`.
 
 Self-tests: the bound is attained on a worked instance (so the constant
 cannot be lowered), and the variant with :math:`M(\varepsilon)` in place of
-:math:`M(2\varepsilon)` is false — Hypothesis finds a counterexample.
+:math:`M(2\varepsilon)` is false — a worked counterexample.
 
 References
 ----------
@@ -88,7 +88,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import find, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from expertlab import sim
@@ -203,14 +203,9 @@ def test_bound_is_attained():
 
 
 def test_half_radius_variant_is_false():
-    def bad(inst):
-        scores, k, cap, eps, delta, shift = inst
-        return _violation(scores, k, cap, eps, delta, shift, 1.0) > 0
-
-    found = find(instances(), bad)
-    assert bad(found)
-    # and a worked counterexample: token 0 has margin 1 in (eps, 2 eps] for eps = 0.6 and flips under
-    # delta = (-eps, +eps); token 1 (margin 2) stays
+    # a worked counterexample: token 0 has margin 1 in (eps, 2 eps] for eps = 0.6 and flips under
+    # delta = (-eps, +eps); token 1 (margin 2) stays.  (One counterexample settles it; a Hypothesis search
+    # for one also depended on which optimal prices the LP solver returned, which is not unique.)
     s = np.array([[1.0, 0.0], [0.0, 2.0]])
     cap = np.array([1.0, 1.0])
     p = np.zeros(2)  # optimal: each token on its best expert already balances the loads
