@@ -32,30 +32,42 @@ from expertlab import sim
 from expertlab._random import rep_key, round_key
 from expertlab.balance import (AssignmentBatch, AssignmentProblem, alf_lb, routing, routing_fixed, solve_exact,
                                top_k_route)
-from expertlab.balance._alf_lb import _topk_select
-from expertlab.balance.generators import iid_plus_offset, score_at
+from expertlab.balance._alf_lb import _topk_filtered
+from expertlab.balance.generators import iid_plus_offset, mean_at
+from expertlab.sim._variates import ZIG_DRAWS, zig_normal
 
 
 @njit(parallel=True, nogil=True, cache=True)
 def scores_and_top_k(gparams, n_experts, k, n_tokens, horizon, seed, n_reps):
     """The roofline: generate every score of every batch (as the online environment does) and take its top K.
 
-    No bias, no loads, no update: the least any online top-K router on these scores has to do.  The top K
-    is taken as ALF-LB's kernel takes it (the selection of ``_topk_select``), once per token.
-    Returns the number of times each expert was picked, per replication (so nothing is optimised away).
+    No bias, no loads, no update, one list per token: the least any online top-K router on these scores has
+    to do.  The batch's mean scores are computed once per batch and the top K is taken as ALF-LB's kernel
+    takes each of its two lists (a selection among the scores above a tracked threshold,
+    ``_topk_filtered``), so the ratio of ALF-LB to this kernel is the cost of the second list, the biases
+    and the updates.  Returns the number of times each expert was picked, per replication (so nothing is
+    optimised away).
     """
-    picks = np.zeros((n_reps, n_experts), np.int64)
+    e = n_experts
+    picks = np.zeros((n_reps, e), np.int64)
     for r in prange(n_reps):
-        v = np.empty(2 * n_experts)  # the scores, then the selection's scratch
+        mu = np.empty(e)
+        zero = np.zeros(e)
+        w = np.empty(3 * e + 4)  # the scores, the selection's scratch, the tracked K-th value
+        w[3 * e] = -np.inf
+        w[3 * e + 1] = 0.0
         topv = np.empty(k)
         topi = np.zeros(k, np.int64)
         rkey = rep_key(seed, np.uint64(r))
         for it in range(horizon):
             key = round_key(rkey, np.uint64(it))
+            for i in range(e):
+                mu[i] = mean_at(gparams, e, i, it)
             for n in range(n_tokens):
-                for i in range(n_experts):
-                    v[i] = score_at(gparams, n_experts, key, it, n, i)
-                _topk_select(v, n_experts, k, topv, topi, v, n_experts)
+                j0 = np.int64(n) * np.int64(e)
+                for i in range(e):
+                    w[i] = mu[i] + gparams[0] * zig_normal(key, (j0 + np.int64(i)) * ZIG_DRAWS)
+                _topk_filtered(w, zero, e, k, topv, topi, w, 3 * e)
                 for j in range(k):
                     picks[r, topi[j]] += 1
     return picks
