@@ -681,7 +681,7 @@ def value_iteration(transitions, rewards=None, gamma=None, *, epsilon: float = 1
     sup-norm stopping rule and its :math:`\epsilon`-optimality guarantee)
     and Sec. 6.6.3, Prop. 6.6.5 and Thm 6.6.6 (the span stopping rule and
     its bounds; these two numbers not re-checked against the book, the
-    bounds are derived in the Notes).
+    bounds are stated in the Notes and tested).
     MacQueen, "A modified dynamic programming method for Markovian decision
     problems", *J. Math. Anal. Appl.* 14 (1966) 38-43 (the bounds on
     :math:`V^\star`).
