@@ -394,8 +394,9 @@ def gamma_array(xp, key, g, a):
 
 
 def beta_array(xp, key, b, a1, a2):
-    """Array version of :func:`beta`."""
+    """Array version of :func:`beta` (both gamma draws in one call of :func:`gamma_array`)."""
     b = xp.asarray(b)
-    x = gamma_array(xp, key, 2 * b, a1)
-    y = gamma_array(xp, key, 2 * b + 1, a2)
-    return x / (x + y)
+    key, b, a1, a2 = xp.broadcast_arrays(xp.asarray(key), b, xp.asarray(a1, dtype=xp.float64),
+                                         xp.asarray(a2, dtype=xp.float64))
+    g = gamma_array(xp, xp.stack([key, key]), xp.stack([2 * b, 2 * b + 1]), xp.stack([a1, a2]))
+    return g[0, ...] / (g[0, ...] + g[1, ...])

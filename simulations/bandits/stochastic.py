@@ -40,6 +40,9 @@ def kl_ucb_slope(s, backend, seed):
 
 
 def thompson_slope(s, backend, seed):
+    # "auto" would take the NumPy path at the quick size (just under the compile threshold), where every round
+    # runs the gamma draws' rare paths as separate array operations; the compiled path gives the same numbers
+    backend = "numba" if backend == "auto" else backend
     return _log_slope(_learner(s, "thompson_sampling"), s, backend, seed)
 
 
