@@ -276,29 +276,6 @@ def _topk_insert(v, e, k, topv, topi):
 
 
 @register_jitable
-def _topk_push(x, i, m, k, topv, topi):
-    """One step of :func:`_topk_insert`: offer ``x`` (expert ``i``) to a top list holding ``m`` entries.
-
-    Returns the new number of entries.  Offering ``v[0], v[1], ...`` in turn to an empty list gives what
-    :func:`_topk_insert` gives on ``v``.
-    """
-    if m < k:
-        j = m
-        m += 1
-    elif x > topv[k - 1]:
-        j = k - 1
-    else:
-        return m
-    while j > 0 and topv[j - 1] < x:
-        topv[j] = topv[j - 1]
-        topi[j] = topi[j - 1]
-        j -= 1
-    topv[j] = x
-    topi[j] = i
-    return m
-
-
-@register_jitable
 def _block_max(v, lo, hi):
     """The largest of ``v[lo:hi]`` (``lo < hi``)."""
     m = v[lo]
